@@ -1,0 +1,43 @@
+"""The process-wide MLIR context MeshIR builds, parses and transforms in."""
+from __future__ import annotations
+
+from meshir._jax_private import ir, new_context
+
+from . import ops  # noqa: F401  (registers the op classes)
+from .diagnostics import Diagnostic
+
+_CONTEXT: ir.Context | None = None
+
+
+def get_context() -> ir.Context:
+    """The shared context: func, stablehlo, sdy and (unregistered) mtf ops in one place."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = new_context()
+    return _CONTEXT
+
+
+def parse_module(text: str, source_name: str = "-"):
+    """Parse MLIR text into a `builtin.module` op; return (module, []) or (None, diagnostics).
+
+    Locations name `source_name`. Like mlir-opt, top-level ops without a `module` wrapper are
+    wrapped in one, put on the first line so that line numbers stay those of the file.
+    """
+    ctx = get_context()
+    with ctx:
+        try:
+            op = ir.Operation.parse(text, source_name=source_name, context=ctx)
+            if op.operation.name == "builtin.module":
+                return op, []
+        except ir.MLIRError as e:
+            if "single top-level operation" not in str(e):
+                return None, mlir_error_diagnostics(e)
+        try:
+            return ir.Operation.parse("module {" + text + "\n}", source_name=source_name, context=ctx), []
+        except ir.MLIRError as e:
+            return None, mlir_error_diagnostics(e)
+
+
+def mlir_error_diagnostics(error: ir.MLIRError) -> list[Diagnostic]:
+    """The diagnostics an MLIRError carries (parse, verify or pass failures)."""
+    return [Diagnostic(d.location, d.message) for d in error.error_diagnostics]

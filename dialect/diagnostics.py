@@ -1,0 +1,53 @@
+"""Errors and diagnostics in MLIR's format: `file:line:col: error: message`."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
+
+
+class MeshIRError(Exception):
+    """Every error MeshIR reports to users: a located, human-readable message."""
+
+
+class VerifyError(Exception):
+    """Raised inside an op's verifier; the driver attaches the op's location."""
+
+
+def _file_line_col(loc) -> tuple[str, int, int] | None:
+    """The innermost `file:line:col` of a file, name, call-site or fused location."""
+    match = _FILE_LOC.search(str(loc)) if loc is not None else None
+    return (match.group(1), int(match.group(2)), int(match.group(3))) if match else None
+
+
+def format_location(loc) -> str:
+    """`file:line:col` for locations that have one, MLIR's text otherwise."""
+    flc = _file_line_col(loc)
+    if flc:
+        return f"{flc[0]}:{flc[1]}:{flc[2]}"
+    return "<unknown>" if loc is None else str(loc)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic: where, how severe, what."""
+
+    location: object  # an ir.Location, or None
+    message: str
+    severity: str = "error"
+
+    @property
+    def line(self) -> int | None:
+        flc = _file_line_col(self.location)
+        return flc[1] if flc else None
+
+    def __str__(self) -> str:
+        return f"{format_location(self.location)}: {self.severity}: {self.message}"
+
+
+def raise_diagnostics(diags: list[Diagnostic]) -> None:
+    """Raise one MeshIRError carrying every error diagnostic, if there is any."""
+    errors = [d for d in diags if d.severity == "error"]
+    if errors:
+        raise MeshIRError("\n".join(str(d) for d in errors))

@@ -1,0 +1,26 @@
+"""Python op classes of the `mtf` dialect, registered with MLIR on import."""
+from . import collectives, contraction, creation, elementwise, indexing, shape  # noqa: F401
+from .base import OP_CLASSES, MtfDialect, MtfOp, tensor_type_of  # noqa: F401
+from .collectives import (  # noqa: F401
+    AllGatherOp,
+    AllReduceOp,
+    AllSliceOp,
+    AllToAllOp,
+    CollectivePermuteOp,
+    ReduceScatterOp,
+    ShardOp,
+)
+from .contraction import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp  # noqa: F401
+from .creation import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp  # noqa: F401
+from .elementwise import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp  # noqa: F401
+from .indexing import GatherOp, OneHotOp  # noqa: F401
+from .shape import (  # noqa: F401
+    BroadcastOp,
+    ConcatOp,
+    PadOp,
+    RenameOp,
+    ReshapeOp,
+    ShiftOp,
+    SliceOp,
+    TransposeOp,
+)

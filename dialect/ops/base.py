@@ -1,0 +1,230 @@
+"""The `mtf` dialect class and the base of every op class.
+
+Each op class declares its arity (`OPERANDS`), its attributes (`ATTRIBUTES`: name -> kind,
+with optional ones in `OPTIONAL`), and a `verify_op(mesh)` that raises VerifyError. The base
+checks arity, attribute kinds and that every operand and result is an `!mtf.tensor`, so the
+per-op verifiers only state their own rules.
+"""
+from __future__ import annotations
+
+from meshir._jax_private import ir, register_dialect, register_operation
+
+from ..diagnostics import VerifyError
+from ..mesh import Mesh
+from ..tensor_type import TensorType, TypeContentError, TypeSyntaxError, format_axes
+
+#: Every registered op class, by operation name (`mtf.einsum` -> EinsumOp).
+OP_CLASSES: dict[str, type["MtfOp"]] = {}
+
+
+
+@register_dialect
+class MtfDialect(ir.Dialect):
+    """The `mtf` namespace: named-dimension tensors and their ops."""
+
+    DIALECT_NAMESPACE = "mtf"
+
+
+def mtf_op(cls):
+    """Register an op class for its OPERATION_NAME (MLIR's and ours)."""
+    register_operation(MtfDialect)(cls)
+    OP_CLASSES[cls.OPERATION_NAME] = cls
+    return cls
+
+
+def _attr_kind_ok(kind: str, attr: ir.Attribute) -> bool:
+    checks = {
+        "str": lambda a: isinstance(_try(ir.StringAttr, a), ir.StringAttr),
+        "int": lambda a: isinstance(_try(ir.IntegerAttr, a), ir.IntegerAttr),
+        "float": lambda a: isinstance(_try(ir.FloatAttr, a), ir.FloatAttr)
+        or isinstance(_try(ir.IntegerAttr, a), ir.IntegerAttr),
+        "bool": lambda a: isinstance(_try(ir.BoolAttr, a), ir.BoolAttr),
+        "axes": lambda a: isinstance(_try(ir.ArrayAttr, a), ir.ArrayAttr)
+        and all(isinstance(_try(ir.StringAttr, e), ir.StringAttr) for e in ir.ArrayAttr(a)),
+        "any": lambda a: True,
+    }
+    return checks[kind](attr)
+
+
+def _try(cls, attr):
+    try:
+        return cls(attr)
+    except (ValueError, TypeError):
+        return None
+
+
+KIND_TEXT = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+    "axes": "an array of mesh axis names",
+    "any": "an attribute",
+}
+
+
+class MtfOp(ir.OpView):
+    """Base of all `mtf` ops: generic builder, typed accessors, common verification."""
+
+    OPERATION_NAME = "mtf.op"
+    _ODS_REGIONS = (0, True)
+    #: (min, max) operand count; max None means unbounded.
+    OPERANDS: tuple[int, int | None] = (1, 1)
+    #: Attribute name -> kind (str, int, float, bool, axes, any).
+    ATTRIBUTES: dict[str, str] = {}
+    #: Attribute names among ATTRIBUTES that may be omitted.
+    OPTIONAL: frozenset[str] = frozenset()
+
+    def __init__(self, result_type, operands, attributes=None, *, loc=None, ip=None):
+        if isinstance(result_type, TensorType):
+            result_type = result_type.to_mlir()
+        super().__init__(
+            self.build_generic(
+                results=[result_type],
+                operands=list(operands),
+                attributes=dict(attributes or {}),
+                loc=loc,
+                ip=ip,
+            )
+        )
+
+    # -- accessors -----------------------------------------------------------------------
+    @property
+    def short_name(self) -> str:
+        return self.OPERATION_NAME.split(".", 1)[1]
+
+    @property
+    def input(self) -> ir.Value:
+        return self.operation.operands[0]
+
+    @property
+    def inputs(self) -> list[ir.Value]:
+        return list(self.operation.operands)
+
+    @property
+    def result_type(self) -> TensorType:
+        return tensor_type_of(self.result, "result")
+
+    @property
+    def operand_types(self) -> list[TensorType]:
+        return [tensor_type_of(v, f"operand #{i}") for i, v in enumerate(self.operation.operands)]
+
+    @property
+    def input_type(self) -> TensorType:
+        return self.operand_types[0]
+
+    def attr(self, name: str):
+        """The Python value of attribute `name` (or its default when optional and absent)."""
+        attrs = self.operation.attributes
+        if name not in attrs:
+            return self.DEFAULTS.get(name) if hasattr(self, "DEFAULTS") else None
+        return attribute_value(self.ATTRIBUTES.get(name, "any"), attrs[name])
+
+    # -- verification ----------------------------------------------------------------------
+    def verify(self, mesh: Mesh | None) -> None:
+        """Check arity, attributes and types, then the op's own rules. Raises VerifyError."""
+        self._verify_arity()
+        self._verify_attributes()
+        for t in self.operand_types + [self.result_type]:
+            check_type_on_mesh(t, mesh)
+        self.verify_op(mesh)
+
+    def verify_op(self, mesh: Mesh | None) -> None:
+        """The op's own rules; overridden by op classes."""
+
+    def _verify_arity(self) -> None:
+        lo, hi = self.OPERANDS
+        n = len(self.operation.operands)
+        if n < lo or (hi is not None and n > hi):
+            want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
+            raise VerifyError(f"expects {want} operand{'s' if hi != 1 else ''}, got {n}")
+        if len(self.operation.results) != 1:
+            raise VerifyError(f"expects 1 result, got {len(self.operation.results)}")
+
+    def _verify_attributes(self) -> None:
+        attrs = self.operation.attributes
+        for name, kind in self.ATTRIBUTES.items():
+            if name not in attrs:
+                if name not in self.OPTIONAL:
+                    raise VerifyError(f"requires attribute '{name}' ({KIND_TEXT[kind]})")
+            elif not _attr_kind_ok(kind, attrs[name]):
+                raise VerifyError(f"attribute '{name}' must be {KIND_TEXT[kind]}, got {attrs[name]}")
+
+    def dim_attr(self, name: str, t: TensorType, what: str = "operand") -> str:
+        """A string attribute naming a dimension of `t`; VerifyError if `t` has none such."""
+        dim = self.attr(name)
+        if not t.has(dim):
+            raise VerifyError(f"{name} '{dim}' is not a dimension of the {what} {t}")
+        return dim
+
+    def axes_on_mesh(self, axes: tuple[str, ...], mesh: Mesh | None) -> None:
+        if not axes:
+            raise VerifyError("attribute 'axes' must name at least one mesh axis")
+        if len(set(axes)) != len(axes):
+            raise VerifyError(f"mesh axis used twice in axes {format_axes(axes)}")
+        if mesh is not None:
+            for a in axes:
+                if a not in mesh.shape:
+                    raise VerifyError(f"unknown mesh axis '{a}' (mesh @{mesh.name} has {mesh.format_axes()})")
+
+
+def attribute_value(kind: str, attr: ir.Attribute):
+    """Python value of an attribute of the given kind."""
+    if kind == "str":
+        return ir.StringAttr(attr).value
+    if kind == "int":
+        return ir.IntegerAttr(attr).value
+    if kind == "bool":
+        return ir.BoolAttr(attr).value
+    if kind == "float":
+        f = _try(ir.FloatAttr, attr)
+        return f.value if f is not None else float(ir.IntegerAttr(attr).value)
+    if kind == "axes":
+        return tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr))
+    return attr
+
+
+def tensor_type_of(value: ir.Value, what: str) -> TensorType:
+    """The TensorType of a value; VerifyError (with the text position) when it is not one."""
+    try:
+        return TensorType.from_mlir(value.type)
+    except TypeSyntaxError as e:
+        raise VerifyError(f"{what} has a malformed type: {e}") from None
+    except TypeContentError as e:
+        raise VerifyError(f"{what}: {e}") from None
+
+
+def check_type_on_mesh(t: TensorType, mesh: Mesh | None) -> None:
+    """Every axis exists on the mesh and every split divides its dimension."""
+    if mesh is None:
+        if t.used_axes_list():
+            raise VerifyError(f"type {t} uses mesh axes but the function has no mesh (set mtf.mesh)")
+        return
+    for axis in t.used_axes_list():
+        if axis not in mesh.shape:
+            raise VerifyError(f"unknown mesh axis '{axis}' in {t} (mesh @{mesh.name} has {mesh.format_axes()})")
+    try:
+        t.local_shape(mesh.shape)
+    except TypeContentError as e:
+        raise VerifyError(f"{e} in {t} on mesh @{mesh.name} {mesh.format_axes()}") from None
+
+
+def same_sizes(types: list[TensorType], what: str = "operands") -> dict[str, int]:
+    """Name -> size over several types; VerifyError when one name has two sizes."""
+    sizes: dict[str, int] = {}
+    for t in types:
+        for d in t.dims:
+            if sizes.setdefault(d.name, d.size) != d.size:
+                raise VerifyError(f"dimension '{d.name}' has sizes {sizes[d.name]} and {d.size} among the {what}")
+    return sizes
+
+
+def same_element_type(types: list[TensorType], what: str = "operands") -> str:
+    elems = {t.element_type for t in types}
+    if len(elems) > 1:
+        raise VerifyError(f"{what} must have one element type, got {', '.join(sorted(elems))}")
+    return types[0].element_type
+
+
+def names_text(names) -> str:
+    return "[" + ", ".join(names) + "]"

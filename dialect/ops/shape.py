@@ -1,0 +1,165 @@
+"""Ops that change shape by name: broadcast, reshape, rename, transpose, slice, concat, pad, shift."""
+from __future__ import annotations
+
+from ..diagnostics import VerifyError
+from .base import MtfOp, mtf_op, names_text, same_element_type, same_sizes
+
+
+class _SameElementOp(MtfOp):
+    def _check_element(self):
+        src, result = self.input_type, self.result_type
+        if src.element_type != result.element_type:
+            raise VerifyError(f"result element type must be {src.element_type}, got {result.element_type}")
+
+
+@mtf_op
+class BroadcastOp(_SameElementOp):
+    """`mtf.broadcast`: add dimensions (replicating values) and/or reorder."""
+
+    OPERATION_NAME = "mtf.broadcast"
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        same_sizes([src, result], "operand and result")
+        lost = [n for n in src.names if not result.has(n)]
+        if lost:
+            raise VerifyError(f"result drops operand names {names_text(lost)}; broadcast may only add names")
+
+
+@mtf_op
+class ReshapeOp(_SameElementOp):
+    """`mtf.reshape`: reinterpret the row-major elements under new names and sizes."""
+
+    OPERATION_NAME = "mtf.reshape"
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        if src.num_elements != result.num_elements:
+            raise VerifyError(
+                f"reshape must keep the element count: operand has {src.num_elements}, result {result.num_elements}"
+            )
+
+
+@mtf_op
+class RenameOp(_SameElementOp):
+    """`mtf.rename`: give dimensions new names, position by position (sizes unchanged)."""
+
+    OPERATION_NAME = "mtf.rename"
+
+    @property
+    def renaming(self) -> dict[str, str]:
+        """Old name -> new name for the dims whose name changes."""
+        return {a: b for a, b in zip(self.input_type.names, self.result_type.names) if a != b}
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        if src.shape != result.shape:
+            raise VerifyError(f"rename keeps sizes position by position: operand {src.shape}, result {result.shape}")
+
+
+@mtf_op
+class TransposeOp(_SameElementOp):
+    """`mtf.transpose`: the same dimensions in another order."""
+
+    OPERATION_NAME = "mtf.transpose"
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        same_sizes([src, result], "operand and result")
+        if sorted(src.names) != sorted(result.names):
+            raise VerifyError(
+                f"result names {names_text(result.names)} must be a permutation of {names_text(src.names)}"
+            )
+
+
+class _AlongDimOp(_SameElementOp):
+    """Ops acting along one named dim (`dim` attribute); other dims are unchanged."""
+
+    def _check_other_dims(self, src, result, dim):
+        if src.names != result.names:
+            raise VerifyError(f"result names {names_text(result.names)} must equal operand names {names_text(src.names)}")
+        for d, r in zip(src.dims, result.dims):
+            if d.name != dim and d.size != r.size:
+                raise VerifyError(f"dimension '{d.name}' changes size from {d.size} to {r.size}; only '{dim}' may")
+
+
+@mtf_op
+class SliceOp(_AlongDimOp):
+    """`mtf.slice {dim, start}`: a contiguous window of `dim`; its length is the result's size."""
+
+    OPERATION_NAME = "mtf.slice"
+    ATTRIBUTES = {"dim": "str", "start": "int"}
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        dim = self.dim_attr("dim", src)
+        self._check_other_dims(src, result, dim)
+        start, length = self.attr("start"), result.size(dim)
+        if start < 0 or start + length > src.size(dim):
+            raise VerifyError(f"slice [{start}, {start + length}) is out of bounds of '{dim}' of size {src.size(dim)}")
+
+
+@mtf_op
+class ConcatOp(_AlongDimOp):
+    """`mtf.concat {dim}`: join operands along `dim`."""
+
+    OPERATION_NAME = "mtf.concat"
+    OPERANDS = (1, None)
+    ATTRIBUTES = {"dim": "str"}
+
+    def verify_op(self, mesh):
+        types, result = self.operand_types, self.result_type
+        same_element_type(types + [result], "operands and result")
+        dim = self.dim_attr("dim", result, "result")
+        for t in types:
+            self._check_other_dims(t, result, dim)
+        total = sum(t.size(dim) for t in types)
+        if total != result.size(dim):
+            raise VerifyError(f"result size of '{dim}' must be {total} (the sum of the operands'), got {result.size(dim)}")
+
+
+@mtf_op
+class PadOp(_AlongDimOp):
+    """`mtf.pad {dim, low, high, value}`: add `low` and `high` elements of `value` along `dim`."""
+
+    OPERATION_NAME = "mtf.pad"
+    ATTRIBUTES = {"dim": "str", "low": "int", "high": "int", "value": "float"}
+    OPTIONAL = frozenset({"value"})
+    DEFAULTS = {"value": 0.0}
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        dim = self.dim_attr("dim", src)
+        self._check_other_dims(src, result, dim)
+        low, high = self.attr("low"), self.attr("high")
+        if low < 0 or high < 0:
+            raise VerifyError(f"padding must be non-negative, got low={low}, high={high}")
+        if result.size(dim) != src.size(dim) + low + high:
+            raise VerifyError(f"result size of '{dim}' must be {src.size(dim) + low + high}, got {result.size(dim)}")
+
+
+@mtf_op
+class ShiftOp(_AlongDimOp):
+    """`mtf.shift {dim, offset, wrap, fill}`: out[i] = in[i - offset] along `dim`.
+
+    Vacated positions get `fill`, or the wrapped-around values when `wrap` is true.
+    """
+
+    OPERATION_NAME = "mtf.shift"
+    ATTRIBUTES = {"dim": "str", "offset": "int", "wrap": "bool", "fill": "float"}
+    OPTIONAL = frozenset({"wrap", "fill"})
+    DEFAULTS = {"wrap": False, "fill": 0.0}
+
+    def verify_op(self, mesh):
+        src, result = self.input_type, self.result_type
+        self._check_element()
+        dim = self.dim_attr("dim", src)
+        self._check_other_dims(src, result, dim)
+        if src.size(dim) != result.size(dim):
+            raise VerifyError(f"shift keeps the size of '{dim}'")

@@ -1,0 +1,82 @@
+"""Entry functions and their signatures: argument and result names and types.
+
+MLIR function arguments have no names, so MeshIR stores them as the argument / result
+attribute `mtf.name`; unnamed ones are called `arg0`, `arg1`, ... and `result0`, ...
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir._jax_private import ir
+
+from .diagnostics import MeshIRError
+from .tensor_type import TensorType
+
+NAME_ATTR = "mtf.name"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Names and types of a function's arguments and results."""
+
+    function: str
+    arg_names: tuple[str, ...]
+    arg_types: tuple[TensorType, ...]
+    result_names: tuple[str, ...]
+    result_types: tuple[TensorType, ...]
+
+
+def functions(module) -> list:
+    """The `func.func` ops at the top of a module."""
+    return [op for op in module.operation.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+
+
+def entry_function(module, name: str | None = None):
+    """The function called `name`, else the only public function (or the only function)."""
+    fns = functions(module)
+    if name is not None:
+        for fn in fns:
+            if ir.StringAttr(fn.attributes["sym_name"]).value == name:
+                return fn
+        known = ", ".join("@" + function_name(f) for f in fns) or "none"
+        raise MeshIRError(f"no function @{name} in the module (functions: {known})")
+    public = [f for f in fns if "sym_visibility" not in f.attributes]
+    candidates = public if len(public) == 1 else fns
+    if len(candidates) != 1:
+        known = ", ".join("@" + function_name(f) for f in fns) or "none"
+        raise MeshIRError(f"the module has {len(fns)} functions ({known}); say which one to use")
+    return candidates[0]
+
+
+def function_name(fn) -> str:
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+def _names(fn, attr: str, count: int, prefix: str) -> tuple[str, ...]:
+    names = []
+    arrays = ir.ArrayAttr(fn.attributes[attr]) if attr in fn.attributes else None
+    for i in range(count):
+        name = f"{prefix}{i}"
+        if arrays is not None and i < len(arrays):
+            d = ir.DictAttr(arrays[i])
+            if NAME_ATTR in d:
+                name = ir.StringAttr(d[NAME_ATTR]).value
+        names.append(name)
+    return tuple(names)
+
+
+def signature(fn) -> Signature:
+    """The Signature of a func.func whose arguments and results are `!mtf.tensor`s."""
+    fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    try:
+        arg_types = tuple(TensorType.from_mlir(t) for t in fn_type.inputs)
+        result_types = tuple(TensorType.from_mlir(t) for t in fn_type.results)
+    except ValueError as e:
+        raise MeshIRError(f"function @{function_name(fn)}: {e}") from None
+    return Signature(
+        function_name(fn),
+        _names(fn, "arg_attrs", len(arg_types), "arg"),
+        arg_types,
+        _names(fn, "res_attrs", len(result_types), "result"),
+        result_types,
+    )

@@ -1,0 +1,1 @@
+"""meshir.lowering: from `mtf` to StableHLO with Shardy shardings, and to PJRT executables."""
