@@ -1,4 +1,11 @@
-"""MeshIR: named-dimension tensor programs on a mesh, compiled through MLIR to StableHLO."""
+"""MeshIR: named-dimension tensor programs on a mesh, compiled through MLIR to StableHLO.
+
+Build a program with `Program`, `Dim` and the op functions, print `prog.module`, run it with
+the reference interpreter `interpret`, or parse and transform IR with `parse_module` and the
+passes of `meshir.transforms` (also on the command line: `meshir-opt`).
+"""
+from meshir.api import *  # noqa: F401,F403
+from meshir.api import __all__ as _api_all  # noqa: F401
 from meshir.dialect import (  # noqa: F401
     Diagnostic,
     Dimension,
@@ -9,3 +16,16 @@ from meshir.dialect import (  # noqa: F401
     parse_module,
     verify_module,
 )
+
+__version__ = "0.1.0"
+
+
+def interpret(program_or_module, *args, function: str | None = None, **inputs):
+    """Run a program with the NumPy reference interpreter (global semantics).
+
+    Inputs are NumPy arrays (or anything np.asarray accepts) by argument name or position;
+    returns one array for one result, a tuple for several.
+    """
+    from meshir.dialect.interpreter import interpret as _interpret
+
+    return _interpret(program_or_module, *args, function=function, **inputs)

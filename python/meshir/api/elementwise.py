@@ -1,0 +1,114 @@
+"""Elementwise ops. Operands broadcast by name: the result has the first operand's dims
+followed by the other operands' new dims (Mesh-TensorFlow's rule). Python numbers become
+scalar constants of the other operand's element type."""
+from __future__ import annotations
+
+import numbers
+
+from meshir.dialect import TensorType
+from meshir.dialect.ops import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
+from meshir.dialect.tensor_type import ELEMENT_TYPES
+
+from .builder import build, located_error, program_of
+from .tensor import Tensor
+
+
+def broadcast_dims(op_name: str, types: list[TensorType]) -> list[tuple[str, int]]:
+    """Union of names in order of first appearance; an error when a name has two sizes."""
+    sizes: dict[str, int] = {}
+    for i, t in enumerate(types):
+        for d in t.dims:
+            if d.name in sizes and sizes[d.name] != d.size:
+                raise located_error(
+                    f"'{op_name}': dimension '{d.name}' has size {sizes[d.name]} in one operand and "
+                    f"{d.size} in operand #{i}"
+                )
+            sizes.setdefault(d.name, d.size)
+    return list(sizes.items())
+
+
+def as_tensors(operands, like_dtype: str | None = None) -> list[Tensor]:
+    """Turn Python numbers among the operands into scalar constants."""
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    if not tensors:
+        raise located_error(f"expected at least one MeshIR Tensor among the operands, got {operands!r}")
+    dtype = like_dtype or tensors[0].dtype
+    prog = program_of(tensors)
+    out = []
+    for o in operands:
+        if isinstance(o, Tensor):
+            out.append(o)
+        elif isinstance(o, (numbers.Number,)) and not isinstance(o, complex):
+            from .creation import constant
+
+            out.append(constant(o, [], dtype=dtype, program=prog))
+        else:
+            raise located_error(f"cannot use {o!r} ({type(o).__name__}) as a MeshIR operand")
+    return out
+
+
+def _elementwise(op_class, operands, result_element: str | None = None) -> Tensor:
+    types = [t.type for t in operands]
+    dims = broadcast_dims(op_class.OPERATION_NAME, types)
+    elem = result_element or types[-1].element_type
+    return build(op_class, TensorType.make(dims, elem), operands)
+
+
+def _unary(name: str):
+    def op(x: Tensor) -> Tensor:
+        return _elementwise(UNARY_CLASSES[name], as_tensors([x]))
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise `mtf.{name}`."
+    return op
+
+
+def _binary(name: str, public: str):
+    def op(x, y) -> Tensor:
+        return _elementwise(BINARY_CLASSES[name], as_tensors([x, y]))
+
+    op.__name__ = public
+    op.__doc__ = f"Elementwise `mtf.{name}`, broadcasting by name."
+    return op
+
+
+def _compare(name: str, public: str):
+    def op(x, y) -> Tensor:
+        return _elementwise(COMPARE_CLASSES[name], as_tensors([x, y]), "i1")
+
+    op.__name__ = public
+    op.__doc__ = f"Elementwise comparison `mtf.{name}` (result i1), broadcasting by name."
+    return op
+
+
+neg, abs, exp, log, sqrt, rsqrt = (_unary(n) for n in ("neg", "abs", "exp", "log", "sqrt", "rsqrt"))
+tanh, logistic, sin, cos, sign, floor = (_unary(n) for n in ("tanh", "logistic", "sin", "cos", "sign", "floor"))
+relu, stop_gradient = _unary("relu"), _unary("stop_gradient")
+sigmoid = logistic
+
+add, sub, mul, div = (_binary(n, n) for n in ("add", "sub", "mul", "div"))
+maximum, minimum, pow = _binary("max", "maximum"), _binary("min", "minimum"), _binary("pow", "pow")
+
+equal, not_equal = _compare("eq", "equal"), _compare("ne", "not_equal")
+less, less_equal = _compare("lt", "less"), _compare("le", "less_equal")
+greater, greater_equal = _compare("gt", "greater"), _compare("ge", "greater_equal")
+
+
+def cast(x: Tensor, dtype: str) -> Tensor:
+    """Convert to element type `dtype` (f32, bf16, f16, f64, i32, i64, i1)."""
+    if dtype not in ELEMENT_TYPES:
+        raise located_error(f"'mtf.cast': unknown element type '{dtype}' (expected one of {', '.join(ELEMENT_TYPES)})")
+    return build(CastOp, x.type.without_layout().with_element_type(dtype), [x])
+
+
+def select(condition: Tensor, on_true, on_false) -> Tensor:
+    """`on_true` where `condition` (i1) holds, else `on_false`, broadcasting by name."""
+    like = next((o.dtype for o in (on_true, on_false) if isinstance(o, Tensor)), None)
+    if like is None:
+        raise located_error("'mtf.select': on_true or on_false must be a Tensor")
+    operands = [condition] + as_tensors([on_true, on_false], like)
+    dims = broadcast_dims("mtf.select", [t.type for t in operands])
+    return build(SelectOp, TensorType.make(dims, like), operands)
+
+
+where = select

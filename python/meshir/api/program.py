@@ -1,0 +1,176 @@
+"""`Program`: build one `mtf` function (and its mesh) from Python.
+
+    with mi.Program("ffn", mesh, layout={"batch": "x"}) as prog:
+        x = prog.argument("x", [batch, d_model])
+        prog.result(mi.relu(x), name="y")
+    print(prog.module)
+"""
+from __future__ import annotations
+
+import re
+import threading
+
+from meshir._jax_private import func, ir, sdy
+from meshir.dialect import Mesh, MeshIRError, TensorType, check_module, get_context
+from meshir.dialect.signature import NAME_ATTR
+
+from .builder import located_error
+from .dims import as_dims
+from .locations import call_site_location, describe_call_site
+from .tensor import Tensor
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_current = threading.local()
+
+
+def current_program() -> "Program":
+    """The innermost Program whose `with` block is active."""
+    stack = getattr(_current, "stack", [])
+    if not stack:
+        raise MeshIRError(f"{describe_call_site()}: no active Program: build ops inside `with Program(...):`")
+    return stack[-1]
+
+
+def layout_rules_attr(layout: dict, mesh: Mesh | None) -> ir.DictAttr:
+    """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist."""
+    entries = {}
+    for dim, axes in layout.items():
+        axes = (axes,) if isinstance(axes, str) else tuple(axes)
+        for a in axes:
+            if mesh is None or a not in mesh.shape:
+                raise located_error(f"layout rule for '{dim}' names unknown mesh axis '{a}' (mesh: {mesh or 'none'})")
+        entries[dim] = ir.ArrayAttr.get([ir.StringAttr.get(a) for a in axes])
+    return ir.DictAttr.get(entries)
+
+
+class Program:
+    """One function of named-dimension tensors on a mesh, built op by op from Python."""
+
+    def __init__(self, name: str = "main", mesh: Mesh | dict | None = None, layout: dict | None = None):
+        if not isinstance(name, str) or not _IDENT.match(name):
+            raise located_error(f"program name {name!r} is not an identifier")
+        self.name = name
+        self.mesh = Mesh(mesh) if isinstance(mesh, dict) else mesh
+        self.context = get_context()
+        self._arg_names: list[str] = []
+        self._result_names: list[str] = []
+        self._results: list[Tensor] = []
+        self._finished = False
+        with self.context, ir.Location.unknown():
+            self._module = ir.Module.create()
+            with ir.InsertionPoint(self._module.body):
+                if self.mesh is not None:
+                    sdy.MeshOp(self.mesh.name, ir.Attribute.parse(f"#sdy.mesh<{self.mesh.format_axes()}>"))
+                self.function = func.FuncOp(name, ([], []))
+            self.block = self.function.add_entry_block()
+            if self.mesh is not None:
+                self.function.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(self.mesh.name)
+            if layout:
+                self.function.attributes["mtf.layout_rules"] = layout_rules_attr(layout, self.mesh)
+
+    # -- context manager -------------------------------------------------------------------
+    def __enter__(self) -> "Program":
+        self._check_open()
+        _current.__dict__.setdefault("stack", []).append(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _current.stack.pop()
+        if exc_type is None and not self._finished:
+            self.finish()
+        return False
+
+    def _check_open(self):
+        if self._finished:
+            raise located_error(f"program '{self.name}' is finished; build a new Program to add ops")
+
+    # -- signature -------------------------------------------------------------------------
+    def argument(self, name: str, dims, dtype: str = "f32", layout: dict | None = None) -> Tensor:
+        """A new argument: `name`, its dims (Dims or (name, size) pairs), element type and an
+        optional layout `{dim: axes}` stated by the user (highest priority after mtf.shard)."""
+        self._check_open()
+        if not isinstance(name, str) or not _IDENT.match(name):
+            raise located_error(f"argument name {name!r} is not an identifier")
+        if name in self._arg_names:
+            raise located_error(f"argument '{name}' is declared twice in program '{self.name}'")
+        dims = as_dims(dims, what=f"argument '{name}'")
+        t = self._checked_type(TensorType.make([(d.name, d.size) for d in dims], dtype), layout, f"argument '{name}'")
+        with self.context:
+            value = self.block.add_argument(t.to_mlir(), call_site_location())
+        self._arg_names.append(name)
+        return Tensor(self, value)
+
+    def _checked_type(self, t: TensorType, layout: dict | None, what: str) -> TensorType:
+        if layout:
+            for dim in layout:
+                if not t.has(dim):
+                    raise located_error(f"layout of {what} names '{dim}', which is not one of its dims {list(t.names)}")
+            try:
+                t = t.with_layout(layout)
+            except ValueError as e:
+                raise located_error(f"layout of {what}: {e}") from None
+            if self.mesh is None:
+                raise located_error(f"{what} has a layout but the program has no mesh")
+            for axis in t.used_axes_list():
+                if axis not in self.mesh.shape:
+                    raise located_error(f"layout of {what} names unknown mesh axis '{axis}' (mesh {self.mesh})")
+            try:
+                t.local_shape(self.mesh.shape)
+            except ValueError as e:
+                raise located_error(f"layout of {what}: {e} on mesh {self.mesh}") from None
+        return t
+
+    def result(self, value: Tensor, name: str | None = None) -> None:
+        """Mark `value` as a result of the program (named `name`, default `result<i>`)."""
+        self._check_open()
+        if not isinstance(value, Tensor) or value.program is not self:
+            raise located_error(f"result of program '{self.name}' must be a value built in it, got {value!r}")
+        name = name or f"result{len(self._results)}"
+        if name in self._result_names:
+            raise located_error(f"result '{name}' is declared twice in program '{self.name}'")
+        self._results.append(value)
+        self._result_names.append(name)
+
+    def finish(self) -> None:
+        """Add the return, set the signature and verify. Called by the `with` block's end."""
+        self._check_open()
+        with self.context, ir.Location.unknown():
+            func.ReturnOp([r.value for r in self._results], ip=ir.InsertionPoint(self.block))
+            arg_types = [a.type for a in self.block.arguments]
+            self.function.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(arg_types, [r.value.type for r in self._results])
+            )
+            self.function.attributes["arg_attrs"] = _name_attrs(self._arg_names)
+            self.function.attributes["res_attrs"] = _name_attrs(self._result_names)
+        self._finished = True
+        check_module(self._module)
+
+    # -- views -----------------------------------------------------------------------------
+    @property
+    def module(self) -> ir.Module:
+        """The MLIR module (finishes the program first if needed)."""
+        if not self._finished:
+            self.finish()
+        return self._module
+
+    @property
+    def arguments(self) -> list[Tensor]:
+        return [Tensor(self, v) for v in self.block.arguments]
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        return tuple(self._arg_names)
+
+    @property
+    def result_names(self) -> tuple[str, ...]:
+        return tuple(self._result_names)
+
+    def __str__(self) -> str:
+        return str(self.module)
+
+    def __repr__(self) -> str:
+        return f"Program({self.name!r}, args={self._arg_names}, results={self._result_names})"
+
+
+def _name_attrs(names: list[str]) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(n)}) for n in names])

@@ -1,0 +1,115 @@
+"""`Tensor`: a value of a Program, with named dims and arithmetic operators."""
+from __future__ import annotations
+
+from meshir._jax_private import ir
+from meshir.dialect import TensorType
+
+from .dims import Dim
+
+
+class Tensor:
+    """An SSA value of a Program. Operators build `mtf` ops; names broadcast."""
+
+    __slots__ = ("program", "value")
+    __array_priority__ = 1000  # NumPy scalars on the left defer to our reflected operators
+
+    def __init__(self, program, value: ir.Value):
+        self.program = program
+        self.value = value
+
+    @property
+    def type(self) -> TensorType:
+        return TensorType.from_mlir(self.value.type)
+
+    @property
+    def dims(self) -> list[Dim]:
+        return [Dim(d.name, d.size) for d in self.type.dims]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.type.names
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        """The element type name (f32, bf16, ..., i1)."""
+        return self.type.element_type
+
+    def dim(self, name: str) -> Dim:
+        """The Dim called `name` (KeyError naming the dims there are)."""
+        for d in self.dims:
+            if d.name == name:
+                return d
+        raise KeyError(f"no dimension '{name}' in {self.type}")
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.value.get_name()}: {self.type})"
+
+    __hash__ = object.__hash__
+
+    # Arithmetic and comparisons, elementwise with broadcasting by name.
+    def __add__(self, other):
+        return _ew().add(self, other)
+
+    def __radd__(self, other):
+        return _ew().add(other, self)
+
+    def __sub__(self, other):
+        return _ew().sub(self, other)
+
+    def __rsub__(self, other):
+        return _ew().sub(other, self)
+
+    def __mul__(self, other):
+        return _ew().mul(self, other)
+
+    def __rmul__(self, other):
+        return _ew().mul(other, self)
+
+    def __truediv__(self, other):
+        return _ew().div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ew().div(other, self)
+
+    def __pow__(self, other):
+        return _ew().pow(self, other)
+
+    def __rpow__(self, other):
+        return _ew().pow(other, self)
+
+    def __neg__(self):
+        return _ew().neg(self)
+
+    def __abs__(self):
+        return _ew().abs(self)
+
+    def __lt__(self, other):
+        return _ew().less(self, other)
+
+    def __le__(self, other):
+        return _ew().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ew().greater(self, other)
+
+    def __ge__(self, other):
+        return _ew().greater_equal(self, other)
+
+    def __eq__(self, other):  # elementwise, like NumPy and JAX arrays
+        return _ew().equal(self, other)
+
+    def __ne__(self, other):
+        return _ew().not_equal(self, other)
+
+    def __bool__(self):
+        raise TypeError("a MeshIR Tensor has no truth value while the program is being built")
+
+
+def _ew():
+    from . import elementwise
+
+    return elementwise
