@@ -7,7 +7,7 @@ from meshir._jax_private import ir
 from meshir.dialect import MeshIRError, TensorType, VerifyError
 from meshir.dialect.diagnostics import format_location
 
-from .locations import call_site_location
+from .locations import call_site_location, located_error  # noqa: F401  (re-exported)
 from .tensor import Tensor
 
 
@@ -62,11 +62,3 @@ def build(op_class, result_type: TensorType, operands=(), attributes=None, progr
             op.operation.erase()
             raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
     return Tensor(prog, op.result)
-
-
-def located_error(message: str) -> MeshIRError:
-    """A MeshIRError at the user's call site, for type-inference failures before an op exists."""
-    from meshir.dialect import get_context
-
-    with get_context():
-        return MeshIRError(f"{format_location(call_site_location())}: error: {message}")

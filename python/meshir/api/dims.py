@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from meshir.dialect import MeshIRError
+from .locations import located_error
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -18,9 +18,9 @@ class Dim:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not _NAME.match(self.name):
-            raise MeshIRError(f"dimension name {self.name!r} is not an identifier")
+            raise located_error(f"dimension name {self.name!r} is not an identifier")
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
-            raise MeshIRError(f"dimension '{self.name}' has size {self.size!r}; sizes must be positive integers")
+            raise located_error(f"dimension '{self.name}' has size {self.size!r}; sizes must be positive integers")
 
     def __repr__(self) -> str:
         return f"Dim({self.name!r}, {self.size})"
@@ -40,14 +40,14 @@ def as_dims(dims, known: dict[str, int] | None = None, what: str = "dims") -> li
         elif isinstance(d, str):
             if known is None or d not in known:
                 have = ", ".join(f"{n}={s}" for n, s in (known or {}).items()) or "none"
-                raise MeshIRError(f"unknown dimension '{d}' in {what} (known here: {have})")
+                raise located_error(f"unknown dimension '{d}' in {what} (known here: {have})")
             out.append(Dim(d, known[d]))
         elif isinstance(d, tuple) and len(d) == 2:
             out.append(Dim(d[0], d[1]))
         else:
-            raise MeshIRError(f"{what} must be Dims, names or (name, size) pairs, got {d!r}")
+            raise located_error(f"{what} must be Dims, names or (name, size) pairs, got {d!r}")
     names = [d.name for d in out]
     for n in names:
         if names.count(n) > 1:
-            raise MeshIRError(f"dimension '{n}' appears twice in {what}")
+            raise located_error(f"dimension '{n}' appears twice in {what}")
     return out

@@ -42,3 +42,12 @@ def describe_call_site() -> str:
     """`file:line` of the user's call, for error messages raised before any op exists."""
     frame = user_frame()
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
+
+
+def located_error(message: str):
+    """A MeshIRError at the user's call site, for failures found before any op exists."""
+    from meshir.dialect import MeshIRError, get_context
+    from meshir.dialect.diagnostics import format_location
+
+    with get_context():
+        return MeshIRError(f"{format_location(call_site_location())}: error: {message}")
