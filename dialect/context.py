@@ -38,6 +38,19 @@ def parse_module(text: str, source_name: str = "-"):
             return None, mlir_error_diagnostics(e)
 
 
-def mlir_error_diagnostics(error: ir.MLIRError) -> list[Diagnostic]:
-    """The diagnostics an MLIRError carries (parse, verify or pass failures)."""
-    return [Diagnostic(d.location, d.message) for d in error.error_diagnostics]
+def mlir_error_diagnostics(error: ir.MLIRError, with_notes: bool = False) -> list[Diagnostic]:
+    """The diagnostics an MLIRError carries (parse, verify or pass failures).
+
+    With `with_notes`, each error is followed by its notes (severity "note"), except the
+    "see current operation" dump MLIR attaches to verifier errors (mlir-opt hides it too).
+    """
+    diags = []
+    for d in error.error_diagnostics:
+        diags.append(Diagnostic(d.location, d.message))
+        if with_notes:
+            diags += [
+                Diagnostic(n.location, n.message, "note")
+                for n in d.notes
+                if not n.message.startswith("see current operation")
+            ]
+    return diags

@@ -8,7 +8,16 @@ _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
 
 
 class MeshIRError(Exception):
-    """Every error MeshIR reports to users: a located, human-readable message."""
+    """Every error MeshIR reports to users: a located, human-readable message.
+
+    `diagnostics` keeps the located Diagnostics the message was made from (empty when the
+    error has no location), so drivers can re-report them one by one - e.g. `meshir-opt
+    --verify-diagnostics` matches them against `expected-error` comments.
+    """
+
+    def __init__(self, message: str = "", diagnostics=()):
+        super().__init__(message)
+        self.diagnostics: tuple = tuple(diagnostics)
 
 
 class VerifyError(Exception):
@@ -38,6 +47,11 @@ class Diagnostic:
     severity: str = "error"
 
     @property
+    def file_line_col(self) -> tuple[str, int, int] | None:
+        """(file, line, column) of the location, None when it has no file position."""
+        return _file_line_col(self.location)
+
+    @property
     def line(self) -> int | None:
         flc = _file_line_col(self.location)
         return flc[1] if flc else None
@@ -50,4 +64,4 @@ def raise_diagnostics(diags: list[Diagnostic]) -> None:
     """Raise one MeshIRError carrying every error diagnostic, if there is any."""
     errors = [d for d in diags if d.severity == "error"]
     if errors:
-        raise MeshIRError("\n".join(str(d) for d in errors))
+        raise MeshIRError("\n".join(str(d) for d in errors), diags)

@@ -6,10 +6,16 @@ uint32 xor, shift, multiply and add, so the StableHLO lowering computes it bit-f
     key   = mix(uint32(seed) ^ 0x5BD1E995)          (key2 = mix(key ^ 0x68E31DA4) for normal)
     bits  = mix(mix(index ^ key) + key)
     mix(x): x ^= x >> 16; x *= 0x7FEB352D; x ^= x >> 15; x *= 0x846CA68B; x ^= x >> 16
-    uniform u in [0, 1) = (bits >> 8) * 2**-24
-    normal = sqrt(-2 log(1 - u1)) * cos(2 pi u2)     (u1 from key, u2 from key2)
+    u in [0, 1)  = (bits >> (32 - p)) * 2**-p        p = mantissa bits of the element type + 1
+                                                      (f32, f64: 24; f16: 11; bf16: 8)
+    uniform      = min(minval + (maxval - minval) * u, the largest value below maxval),
+                   computed in f32 (f64 for f64) then rounded to the element type
+    normal       = mean + stddev * sqrt(-2 log(1 - u1)) * cos(2 pi u2), with 24-bit u1 (key)
+                   and u2 (key2), computed in f32 (f64 for f64)
 
-`index` is the row-major linear index in the global shape, modulo 2**32.
+Taking only p bits makes every u exactly representable, and the clamp keeps results below
+maxval even where rounding to a narrow type would reach it. `index` is the row-major linear
+index in the global shape, modulo 2**32.
 """
 from __future__ import annotations
 
@@ -48,20 +54,44 @@ def random_bits(seed: int, index: np.ndarray, stream: int = 0) -> np.ndarray:
         return mix32(mix32(np.asarray(index, dtype=np.uint32) ^ key) + key)
 
 
-def uniform01(bits: np.ndarray) -> np.ndarray:
-    """[0, 1) float64 values from uint32 bits (24 bits of mantissa)."""
-    return (bits >> np.uint32(8)).astype(np.float64) * 2.0**-24
+#: Bits of randomness per element type: its significand precision (at most 24 from 32 bits).
+PRECISION_BITS = {"f32": 24, "f64": 24, "f16": 11, "bf16": 8}
 
 
-def uniform(seed: int, shape, minval: float = 0.0, maxval: float = 1.0) -> np.ndarray:
-    """Uniform samples in [minval, maxval) over a global shape (float64)."""
-    index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.uint64).astype(np.uint32).reshape(shape)
-    return minval + (maxval - minval) * uniform01(random_bits(seed, index))
+def working_dtype(element_type: str) -> np.dtype:
+    """The precision the formulas are evaluated in: f64 for f64, f32 otherwise."""
+    return np.dtype(np.float64 if element_type == "f64" else np.float32)
 
 
-def normal(seed: int, shape, mean: float = 0.0, stddev: float = 1.0) -> np.ndarray:
-    """Normal samples over a global shape by Box-Muller (float64)."""
-    index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.uint64).astype(np.uint32).reshape(shape)
-    u1 = uniform01(random_bits(seed, index, 0))
-    u2 = uniform01(random_bits(seed, index, 1))
-    return mean + stddev * np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+def uniform01(bits: np.ndarray, precision: int = 24, dtype=np.float32) -> np.ndarray:
+    """[0, 1) values from uint32 bits, with `precision` random bits (exact in `dtype`)."""
+    return (bits >> np.uint32(32 - precision)).astype(dtype) * dtype(2.0**-precision)
+
+
+def linear_index(shape) -> np.ndarray:
+    """Row-major linear index (mod 2**32) of every element of a global shape."""
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.uint64).astype(np.uint32).reshape(shape)
+
+
+def uniform(seed: int, shape, minval: float, maxval: float, element_type: str) -> np.ndarray:
+    """Uniform samples in [minval, maxval) of `element_type`, over a global shape."""
+    from .tensor_type import ELEMENT_TYPES
+
+    work, out = working_dtype(element_type), ELEMENT_TYPES[element_type]
+    u = uniform01(random_bits(seed, linear_index(shape)), PRECISION_BITS[element_type], work.type)
+    values = (work.type(minval) + (work.type(maxval) - work.type(minval)) * u).astype(out)
+    below_max = np.nextafter(np.array(maxval, dtype=out), np.array(minval, dtype=out))
+    return np.minimum(values, below_max)
+
+
+def normal(seed: int, shape, mean: float, stddev: float, element_type: str) -> np.ndarray:
+    """Normal samples of `element_type` over a global shape, by Box-Muller."""
+    from .tensor_type import ELEMENT_TYPES
+
+    work = working_dtype(element_type).type
+    index = linear_index(shape)
+    u1 = uniform01(random_bits(seed, index, 0), 24, work)
+    u2 = uniform01(random_bits(seed, index, 1), 24, work)
+    radius = np.sqrt(work(-2.0) * np.log1p(-u1))
+    values = work(mean) + work(stddev) * radius * np.cos(work(2.0 * np.pi) * u2)
+    return values.astype(ELEMENT_TYPES[element_type])

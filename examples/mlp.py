@@ -49,7 +49,10 @@ def main(argv=None) -> int:
 
     import jax
 
-    jax.config.update("jax_num_cpu_devices", args.devices)
+    try:
+        jax.config.update("jax_num_cpu_devices", args.devices)
+    except RuntimeError:  # the backend already started (e.g. inside a test session)
+        pass
     print(f"jax {jax.__version__}: {len(jax.devices())} {jax.devices()[0].platform.upper()} devices")
 
     mesh = mi.Mesh({"x": 4, "y": 2})

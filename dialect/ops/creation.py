@@ -1,12 +1,15 @@
 """Ops that create tensors: constant, iota, random_uniform, random_normal."""
 from __future__ import annotations
 
+import re
+
+import ml_dtypes
 import numpy as np
 
 from meshir._jax_private import ir
 
 from ..diagnostics import VerifyError
-from ..tensor_type import FLOAT_TYPES
+from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES
 from .base import MtfOp, mtf_op
 
 
@@ -19,15 +22,19 @@ class ConstantOp(MtfOp):
     ATTRIBUTES = {"value": "any"}
 
     def values(self) -> np.ndarray:
-        """The value as an array of the result's shape and dtype."""
+        """The value as an array of the result's shape and dtype.
+
+        A scalar attribute or a splat dense attribute (of any shape) fills the result; other
+        dense elements are reshaped row-major to the result's shape.
+        """
         t = self.result_type
         attr = self.operation.attributes["value"]
-        if isinstance(_as(ir.DenseElementsAttr, attr), ir.DenseElementsAttr):
-            dense = ir.DenseElementsAttr(attr)
-            array = np.array(dense) if not dense.is_splat else np.full(t.shape, np.array(dense.get_splat_value().value if hasattr(dense.get_splat_value(), "value") else dense.get_splat_value()))
-            return np.asarray(array).reshape(t.shape).astype(t.dtype)
-        scalar = _scalar_value(attr)
-        return np.full(t.shape, scalar, dtype=t.dtype)
+        dense = _as(ir.DenseElementsAttr, attr)
+        if dense is None:
+            return np.full(t.shape, _scalar_value(attr), dtype=t.dtype)
+        if dense.is_splat:
+            return np.full(t.shape, _scalar_value(dense.get_splat_value()), dtype=t.dtype)
+        return dense_to_numpy(dense).reshape(t.shape).astype(t.dtype)
 
     def verify_op(self, mesh):
         t = self.result_type
@@ -36,8 +43,12 @@ class ConstantOp(MtfOp):
             shape = tuple(ir.ShapedType(ir.DenseElementsAttr(attr).type).shape)
             if shape != t.shape and not ir.DenseElementsAttr(attr).is_splat:
                 raise VerifyError(f"value has shape {shape} but the result {t} has shape {t.shape}")
-        elif _scalar_value(attr) is None:
+            return
+        scalar = _scalar_value(attr)
+        if scalar is None:
             raise VerifyError(f"attribute 'value' must be a number or dense elements, got {attr}")
+        if t.element_type in INTEGER_TYPES and float(scalar) != int(scalar):
+            raise VerifyError(f"value {scalar} is not an integer but the result element type is {t.element_type}")
 
 
 def _as(cls, attr):
@@ -45,6 +56,30 @@ def _as(cls, attr):
         return cls(attr)
     except (ValueError, TypeError):
         return None
+
+
+def dense_to_numpy(dense) -> np.ndarray:
+    """The elements of a non-splat DenseElementsAttr as a NumPy array of its shape.
+
+    The bindings' buffer protocol covers the standard types; bf16 has none, so its elements
+    are read from the attribute's text (a list of numbers and `0x` bit patterns, or one
+    `"0x..."` string of raw little-endian bytes for large attributes).
+    """
+    shape = tuple(ir.ShapedType(dense.type).shape)
+    array = np.array(dense)
+    if array.dtype != object:
+        return array.reshape(shape)
+    elem = str(ir.ShapedType(dense.type).element_type)
+    if elem != "bf16":
+        raise ValueError(f"cannot read dense elements of type {elem}")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    body = str(dense).split(":")[0]
+    raw = re.search(r'"0x([0-9A-Fa-f]*)"', body)
+    if raw:
+        return np.frombuffer(bytes.fromhex(raw.group(1)), dtype=bf16).reshape(shape)
+    tokens = re.findall(r"0x[0-9A-Fa-f]+|[-+]?(?:[0-9]*\.)?[0-9]+(?:[eE][-+]?[0-9]+)?", body)
+    bits = [np.uint16(int(tok, 16)).view(bf16) if tok.startswith("0x") else bf16.type(float(tok)) for tok in tokens]
+    return np.array(bits, dtype=bf16).reshape(shape)
 
 
 def _scalar_value(attr):

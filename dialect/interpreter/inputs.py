@@ -1,0 +1,89 @@
+"""Binding and checking the arguments a user passes to a function."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..diagnostics import MeshIRError
+from ..signature import Signature
+from ..tensor_type import TensorType
+from .arrays import is_float
+
+
+def shape_text(t: TensorType) -> str:
+    """`[batch=8, d_model=16]`: a global shape by dimension names."""
+    return "[" + ", ".join(f"{d.name}={d.size}" for d in t.dims) + "]"
+
+
+def _kind(dtype: np.dtype) -> str:
+    """'b' bool, 'i' integer (signed or not), 'f' float (bf16 included), else NumPy's kind."""
+    if is_float(dtype):
+        return "f"
+    return "i" if dtype.kind in "iu" else dtype.kind
+
+
+#: Element type kind -> the input kinds it accepts (bool < integer < float; no narrowing of kind).
+_ACCEPTS = {"b": "b", "i": "bi", "f": "bif"}
+
+
+def convert_input(value, t: TensorType, what: str) -> np.ndarray:
+    """`value` as an array of `t`'s global shape and dtype, or a MeshIRError naming `what`.
+
+    Python scalars, lists, NumPy arrays and jax.Arrays are accepted. A value converts when its
+    kind of number fits (bool -> integer -> float): float64 into f32 is fine, float into an
+    integer argument is refused, and only bools go into i1. Integers must fit the target.
+    """
+    try:
+        array = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - any failure to make an array is the user's input
+        raise MeshIRError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
+    target = t.dtype
+    if _kind(array.dtype) not in _ACCEPTS[_kind(target)]:
+        raise MeshIRError(
+            f"{what}: expected element type {t.element_type} ({target.name}), got {array.dtype.name}"
+        )
+    if array.shape != t.shape:
+        raise MeshIRError(f"{what}: expected global shape {shape_text(t)}, got {tuple(array.shape)}")
+    if _kind(target) == "i" and _kind(array.dtype) == "i" and array.size:
+        info = np.iinfo(target)
+        low, high = array.min(), array.max()
+        if low < info.min or high > info.max:
+            raise MeshIRError(
+                f"{what}: values in [{low}, {high}] do not fit element type {t.element_type}"
+            )
+    return array.astype(target, copy=False)
+
+
+def bind_arguments(sig: Signature, args, kwargs) -> list:
+    """Match positional and named arguments to the signature's argument names, in order."""
+    names = sig.arg_names
+    known = ", ".join(names) or "none"
+    if len(args) > len(names):
+        raise MeshIRError(
+            f"@{sig.function} takes {len(names)} argument{'s' if len(names) != 1 else ''} "
+            f"({known}), got {len(args)} positional"
+        )
+    bound = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise MeshIRError(f"@{sig.function} has no argument '{name}' (arguments: {known})")
+        if name in bound:
+            raise MeshIRError(f"argument '{name}' of @{sig.function} is given twice (by position and by name)")
+        bound[name] = value
+    missing = [n for n in names if n not in bound]
+    if missing:
+        raise MeshIRError(
+            f"@{sig.function} is missing argument{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(n) for n in missing)} (arguments: {known})"
+        )
+    return [bound[n] for n in names]
+
+
+def check_inputs(sig: Signature, inputs) -> list[np.ndarray]:
+    """Every input converted to its argument's type, or a MeshIRError naming the argument."""
+    inputs = list(inputs)
+    if len(inputs) != len(sig.arg_names):
+        raise MeshIRError(f"@{sig.function} takes {len(sig.arg_names)} arguments, got {len(inputs)}")
+    return [
+        convert_input(value, t, f"argument '{name}' of @{sig.function}")
+        for value, name, t in zip(inputs, sig.arg_names, sig.arg_types)
+    ]
