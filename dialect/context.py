@@ -21,7 +21,8 @@ def parse_module(text: str, source_name: str = "-"):
     """Parse MLIR text into a `builtin.module` op; return (module, []) or (None, diagnostics).
 
     Locations name `source_name`. Like mlir-opt, top-level ops without a `module` wrapper are
-    wrapped in one, put on the first line so that line numbers stay those of the file.
+    wrapped in one, put on the first line so that line numbers stay those of the file
+    (with several top-level ops, columns on line 1 are then off by 8).
     """
     ctx = get_context()
     with ctx:
@@ -29,6 +30,11 @@ def parse_module(text: str, source_name: str = "-"):
             op = ir.Operation.parse(text, source_name=source_name, context=ctx)
             if op.operation.name == "builtin.module":
                 return op, []
+            # One op that is not a module: move it into one, so its columns stay exact
+            # (the textual wrapper below shifts line 1 by len("module {")).
+            module = ir.Operation.parse("module {\n}", source_name=source_name, context=ctx)
+            module.regions[0].blocks[0].append(op.operation)
+            return module, []
         except ir.MLIRError as e:
             if "single top-level operation" not in str(e):
                 return None, mlir_error_diagnostics(e)

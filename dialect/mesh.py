@@ -84,7 +84,10 @@ def function_mesh(fn: func.FuncOp, meshes: dict[str, Mesh]) -> Mesh | None:
     """
     attrs = fn.attributes
     if "mtf.mesh" in attrs:
-        ref = ir.FlatSymbolRefAttr(attrs["mtf.mesh"]).value
+        try:
+            ref = ir.FlatSymbolRefAttr(attrs["mtf.mesh"]).value
+        except ValueError:
+            raise MeshIRError(f"mtf.mesh must name a mesh symbol like @mesh, got {attrs['mtf.mesh']}") from None
         if ref not in meshes:
             known = ", ".join("@" + n for n in meshes) or "none"
             raise MeshIRError(f"function refers to unknown mesh @{ref} (meshes in module: {known})")

@@ -59,8 +59,7 @@ def _verify_function(fn, meshes, diags) -> None:
     _verify_rules(fn, mesh, diags)
     for region in fn.regions:
         for block in region.blocks:
-            for op in block.operations:
-                _verify_region_ops(op.operation, mesh, diags)
+            _verify_block(block, mesh, diags)
 
 
 def _verify_rules(fn, mesh, diags) -> None:
@@ -79,6 +78,8 @@ def _verify_rules(fn, mesh, diags) -> None:
         except ValueError:
             diags.append(Diagnostic(fn.location, f"'func.func' op layout rule for '{named.name}' must be an array of axis names"))
             continue
+        for axis in sorted({a for a in axes if axes.count(a) > 1}):
+            diags.append(Diagnostic(fn.location, f"'func.func' op layout rule for '{named.name}' names mesh axis '{axis}' twice"))
         for axis in axes:
             if mesh is None or axis not in mesh.shape:
                 known = mesh.format_axes() if mesh else "no mesh"
@@ -101,8 +102,17 @@ def _verify_region_ops(op, mesh, diags) -> None:
         _verify_mtf_op(op, mesh, diags)
     for region in op.regions:
         for block in region.blocks:
-            for inner in block.operations:
-                _verify_region_ops(inner.operation, mesh, diags)
+            _verify_block(block, mesh, diags)
+
+
+def _verify_block(block, mesh, diags) -> None:
+    """Every op of the block; and the block must not end with an mtf op. MLIR's parser
+    accepts that (an unregistered op might be a terminator), but no mtf op is one."""
+    ops = [op.operation for op in block.operations]
+    for op in ops:
+        _verify_region_ops(op, mesh, diags)
+    if ops and ops[-1].name.startswith("mtf."):
+        diags.append(Diagnostic(ops[-1].location, f"'{ops[-1].name}' op cannot end a block: mtf ops are not terminators (is a 'return' missing?)"))
 
 
 def _verify_mtf_op(op, mesh, diags) -> None:

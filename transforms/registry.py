@@ -1,1 +1,208 @@
-"""placeholder"""
+"""The registry of MeshIR passes: what a pass is, how it declares its options, how it is found.
+
+A pass is a dataclass, xDSL-style: a kebab-case `NAME`, a one-line `SUMMARY`, options as typed
+fields declared with `option(default, help)`, and `apply(module_op)` that rewrites the
+`builtin.module` op in place and raises `MeshIRError` (with located diagnostics) on failure:
+
+    @register_pass
+    @dataclass
+    class StripLayoutsPass(ModulePass):
+        NAME = "mtf-strip-layouts"
+        SUMMARY = "Remove every layout and partial marker from !mtf.tensor types"
+        keep_collectives: bool = option(False, "keep collective ops")
+
+        def apply(self, module_op) -> None: ...
+
+Options are spelled in kebab-case in pipelines (`keep-collectives=true`); their values
+are converted from text by the field's type (bool, int, float, str, Literal[...] of strings,
+tuple[str, ...] / tuple[int, ...] as comma lists). `--help` is generated from the same fields.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import typing
+from dataclasses import dataclass
+from typing import ClassVar
+
+from meshir.dialect.diagnostics import MeshIRError
+
+#: Every registered MeshIR pass class, by its NAME.
+PASSES: dict[str, type["ModulePass"]] = {}
+
+_TRUE = {"true", "1", "on", "yes"}
+_FALSE = {"false", "0", "off", "no"}
+
+
+class PassOptionError(MeshIRError):
+    """An option text that names no option or does not convert to the option's type.
+    `key` is the option as written, so a pipeline error can point at it."""
+
+    key: str | None = None
+
+
+def option(default, help: str):  # noqa: A002  (mirrors argparse's keyword)
+    """Declare a pass option: a dataclass field with its default and `--help` text."""
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("option defaults must be immutable (use a tuple)")
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class PassOption:
+    """One option of a pass, as `--help` shows it."""
+
+    name: str  # kebab-case, as written in pipelines
+    field: str  # the dataclass field
+    type_text: str  # "bool", "int", "str", "one of a|b", "list of str", ...
+    default: object
+    help: str
+    python_type: object = dataclasses.field(default=str, repr=False, compare=False)
+
+    def convert(self, text: str | None, pass_name: str):
+        """The typed value of `text` (None: the option was written without `=value`)."""
+        return _convert(self.python_type, text, f"option '{self.name}' of pass '{pass_name}'")
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    """What `--help` and did-you-mean know about a pass (MeshIR's or upstream MLIR's)."""
+
+    name: str
+    summary: str
+    options: tuple[PassOption, ...] = ()
+
+
+@dataclass
+class ModulePass:
+    """Base of MeshIR passes. Subclasses are dataclasses whose fields are their options."""
+
+    NAME: ClassVar[str] = ""
+    SUMMARY: ClassVar[str] = ""
+
+    def apply(self, module_op) -> None:
+        """Transform `module_op` (a `builtin.module` operation) in place; raise MeshIRError."""
+        raise NotImplementedError
+
+    @classmethod
+    def info(cls) -> PassInfo:
+        return PassInfo(cls.NAME, cls.SUMMARY, pass_options(cls))
+
+    @classmethod
+    def from_options(cls, options: dict[str, str | None]) -> "ModulePass":
+        """An instance configured from option texts `{kebab-name: text}`."""
+        known = {o.name: o for o in pass_options(cls)}
+        values = {}
+        for key, text in options.items():
+            try:
+                opt = known.get(key) or known.get(key.replace("_", "-"))
+                if opt is None:
+                    raise PassOptionError(_unknown_option_message(cls, key, known))
+                values[opt.field] = opt.convert(text, cls.NAME)
+            except PassOptionError as e:
+                e.key = key
+                raise
+        return cls(**values)
+
+    def option_text(self) -> str:
+        """`{a=1 b="x y"}` for options that differ from their defaults ('' when none do)."""
+        parts = []
+        for opt in pass_options(type(self)):
+            value = getattr(self, opt.field)
+            if value != opt.default:
+                parts.append(f"{opt.name}={_format_value(value)}")
+        return "{" + " ".join(parts) + "}" if parts else ""
+
+
+def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
+    """Class decorator: make a pass available to pipelines, `meshir-opt` flags and `--help`."""
+    if "__dataclass_fields__" not in vars(cls):  # inherited fields do not count
+        raise TypeError(f"{cls.__name__} must be a dataclass (decorate it with @dataclass first)")
+    if not cls.NAME or cls.NAME != cls.NAME.lower() or " " in cls.NAME:
+        raise TypeError(f"{cls.__name__}.NAME must be a kebab-case pass name, got {cls.NAME!r}")
+    if not cls.SUMMARY:
+        raise TypeError(f"{cls.__name__} needs a one-line SUMMARY")
+    if cls.NAME in PASSES and PASSES[cls.NAME] is not cls:
+        raise TypeError(f"pass name '{cls.NAME}' is registered twice")
+    pass_options(cls)  # fail at import time on an unsupported option type
+    PASSES[cls.NAME] = cls
+    return cls
+
+
+def did_you_mean(name: str, candidates) -> str:
+    """`; did you mean 'x'?` for the closest candidate, '' when nothing is close."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def pass_options(cls) -> tuple[PassOption, ...]:
+    """The options of a pass class, in field order."""
+    hints = typing.get_type_hints(cls)
+    opts = []
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        opts.append(
+            PassOption(
+                name=f.name.replace("_", "-"),
+                field=f.name,
+                type_text=_type_text(tp, cls),
+                default=f.default,
+                help=f.metadata.get("help", ""),
+                python_type=tp,
+            )
+        )
+    return tuple(opts)
+
+
+def _unknown_option_message(cls, key: str, known: dict) -> str:
+    if not known:
+        return f"pass '{cls.NAME}' has no options, got '{key}'"
+    return (
+        f"unknown option '{key}' for pass '{cls.NAME}'{did_you_mean(key, known)} "
+        f"(options: {', '.join(known)})"
+    )
+
+
+def _type_text(tp, cls) -> str:
+    if tp in (bool, int, float, str):
+        return tp.__name__
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Literal and all(isinstance(a, str) for a in args):
+        return "one of " + "|".join(args)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in (str, int):
+        return f"list of {args[0].__name__}"
+    raise TypeError(f"{cls.__name__}: unsupported option type {tp!r}")
+
+
+def _convert(tp, text: str | None, what: str):
+    if tp is bool:
+        if text is None or text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise PassOptionError(f"{what} expects true or false, got '{text}'")
+    if text is None:
+        raise PassOptionError(f"{what} needs a value")
+    if tp in (int, float):
+        try:
+            return tp(text)
+        except ValueError:
+            raise PassOptionError(f"{what} expects {'an integer' if tp is int else 'a number'}, got '{text}'") from None
+    if tp is str:
+        return text
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) is typing.Literal:
+        if text not in args:
+            raise PassOptionError(f"{what} must be one of {', '.join(args)}, got '{text}'{did_you_mean(text, args)}")
+        return text
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    return tuple(_convert(args[0], item, what) for item in items)
+
+
+def _format_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        value = ",".join(str(v) for v in value)
+    text = str(value)
+    return f'"{text}"' if any(c in text for c in " ,{}()\"'") or not text else text

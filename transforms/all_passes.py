@@ -1,0 +1,5 @@
+"""Import every MeshIR pass module, so that each registers itself in PASSES.
+
+A new pass adds one line here.
+"""
+from . import strip_layouts, verify  # noqa: F401
