@@ -40,9 +40,14 @@ class ConstantOp(MtfOp):
         t = self.result_type
         attr = self.operation.attributes["value"]
         if isinstance(_as(ir.DenseElementsAttr, attr), ir.DenseElementsAttr):
-            shape = tuple(ir.ShapedType(ir.DenseElementsAttr(attr).type).shape)
+            shaped = ir.ShapedType(ir.DenseElementsAttr(attr).type)
+            shape = tuple(shaped.shape)
             if shape != t.shape and not ir.DenseElementsAttr(attr).is_splat:
                 raise VerifyError(f"value has shape {shape} but the result {t} has shape {t.shape}")
+            kind = _element_kind(shaped.element_type)
+            want = "float" if t.is_float else ("i1" if t.element_type == "i1" else "integer")
+            if kind != want:
+                raise VerifyError(f"value has {kind} elements ({shaped.element_type}) but the result element type is {t.element_type}")
             return
         scalar = _scalar_value(attr)
         if scalar is None:
@@ -80,6 +85,14 @@ def dense_to_numpy(dense) -> np.ndarray:
     tokens = re.findall(r"0x[0-9A-Fa-f]+|[-+]?(?:[0-9]*\.)?[0-9]+(?:[eE][-+]?[0-9]+)?", body)
     bits = [np.uint16(int(tok, 16)).view(bf16) if tok.startswith("0x") else bf16.type(float(tok)) for tok in tokens]
     return np.array(bits, dtype=bf16).reshape(shape)
+
+
+def _element_kind(element_type: ir.Type) -> str:
+    """'float', 'i1' or 'integer': what a dense attribute's elements can faithfully hold."""
+    text = str(element_type)
+    if text == "i1":
+        return "i1"
+    return "integer" if text.startswith(("i", "si", "ui")) else "float"
 
 
 def _scalar_value(attr):

@@ -409,6 +409,22 @@ func.func @constant_dense_shape_mismatch() {
 
 // -----
 
+func.func @constant_dense_float_into_integer() {
+  // expected-error @+1 {{'mtf.constant' op value has float elements (f32) but the result element type is i32}}
+  %0 = "mtf.constant"() {value = dense<[1.5, 2.0]> : tensor<2xf32>} : () -> !mtf.tensor<r=2, i32>
+  return
+}
+
+// -----
+
+func.func @constant_float_scalar_into_integer() {
+  // expected-error @+1 {{'mtf.constant' op value 2.5 is not an integer but the result element type is i32}}
+  %0 = "mtf.constant"() {value = 2.5 : f32} : () -> !mtf.tensor<r=2, i32>
+  return
+}
+
+// -----
+
 func.func @constant_value_not_a_number() {
   // expected-error @+1 {{'mtf.constant' op attribute 'value' must be a number or dense elements, got "one"}}
   %0 = "mtf.constant"() {value = "one"} : () -> !mtf.tensor<r=2, f32>
