@@ -47,6 +47,7 @@ from .elementwise import (  # noqa: F401
 )
 from .indexing import gather, one_hot  # noqa: F401
 from .program import Program, current_program  # noqa: F401
+from .propagation import layout_table, propagate  # noqa: F401
 from .shape_ops import broadcast, concat, pad, rename, reshape, shift, slice, transpose  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
@@ -79,6 +80,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "iota",
+    "layout_table",
     "layer_norm",
     "less",
     "less_equal",
@@ -94,6 +96,7 @@ __all__ = [
     "one_hot",
     "pad",
     "pow",
+    "propagate",
     "random_normal",
     "random_uniform",
     "reduce_max",

@@ -1,0 +1,69 @@
+"""`mtf-propagate-sharding`: give every dim of every value a layout (DESIGN.md §3.1).
+
+From what the user stated — `mtf.shard` constraints, layouts written on argument, result and
+op types, and Mesh-TensorFlow layout rules — propagate layouts by name through every op,
+forward and backward, strongest statement first (see propagation/solver.py). Dims nobody
+constrains become replicated (`@()`). Where two layouts of one name meet, an explicit
+`mtf.shard` is left for collective insertion.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir._jax_private import ir
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.signature import functions
+from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.verifier import check_module
+
+from .propagation.layout_rules import parse_rules_text, rules_from_attribute
+from .propagation.op_rules import op_rule
+from .propagation.program_values import index_function
+from .propagation.reshards import rewrite_function
+from .propagation.seeds import (
+    check_rules_on_mesh,
+    check_shard_conflicts,
+    fixed_dims,
+    result_annotation_seeds,
+    rule_seeds,
+)
+from .propagation.solver import Solver
+from .registry import ModulePass, option, register_pass
+
+
+@register_pass
+@dataclass
+class PropagateShardingPass(ModulePass):
+    NAME = "mtf-propagate-sharding"
+    SUMMARY = "Give every dim of every value a layout, from shard constraints, annotations and layout rules"
+    rules: str = option("", 'layout rules added to each function\'s mtf.layout_rules, e.g. "batch:x,d_ff:(x,y)"')
+
+    def apply(self, module_op) -> None:
+        check_module(module_op)
+        extra = parse_rules_text(self.rules) if self.rules else {}
+        meshes = module_meshes(module_op)
+        for fn in functions(module_op):
+            propagate_function(fn, function_mesh(fn, meshes), extra)
+        check_module(module_op)
+
+
+def propagate_function(fn, mesh, extra_rules=None) -> int:
+    """Propagate layouts through one function in place; returns the reshards inserted."""
+    values = index_function(fn)
+    if mesh is None:
+        if extra_rules:
+            raise MeshIRError(f"{fn.location}: layout rules given but function has no mesh",
+                              [Diagnostic(fn.location, "layout rules given but the function has no mesh (set mtf.mesh)")])
+        return 0
+    rules = {**rules_from_attribute(fn), **(extra_rules or {})}
+    check_rules_on_mesh(rules, mesh, fn.location)
+    check_shard_conflicts(values)
+    fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    declared_results = [TensorType.from_mlir(t) for t in fn_type.results]
+    op_rules = [r for r in (op_rule(op, values) for op in values.ops) if r is not None]
+    solver = Solver(values, op_rules, mesh.shape)
+    solver.solve(fixed_dims(values),
+                 result_annotation_seeds(fn, values, declared_results) + rule_seeds(values, rules, mesh))
+    with fn.context:
+        return rewrite_function(fn, values, op_rules, solver, mesh, declared_results)

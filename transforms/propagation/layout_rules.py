@@ -1,0 +1,55 @@
+"""Mesh-TensorFlow layout rules (dim name -> mesh axes) from their three spellings: the
+function attribute `mtf.layout_rules`, the pass option `rules="batch:x,d_ff:(x,y)"`, and the
+Python `layout={"batch": "x", "d_ff": ("x", "y")}`."""
+from __future__ import annotations
+
+import re
+
+from meshir._jax_private import ir
+from meshir.dialect.diagnostics import MeshIRError
+
+Rules = dict[str, tuple[str, ...]]
+_RULE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(\(\s*\)|\([^)]*\)|[A-Za-z_][A-Za-z0-9_]*)\s*(,|$)")
+
+
+def parse_rules_text(text: str) -> Rules:
+    """`"batch:x,d_ff:(x,y),d_model:()"` -> {"batch": ("x",), "d_ff": ("x", "y"), "d_model": ()}."""
+    rules: Rules = {}
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        match = _RULE.match(text, pos)
+        if not match:
+            raise MeshIRError(
+                f"malformed layout rules at column {pos + 1} of '{text}': expected 'dim:axis' or 'dim:(axis,...)'"
+            )
+        name, axes = match.group(1), match.group(2)
+        axes_tuple = tuple(a.strip() for a in axes.strip("()").split(",") if a.strip())
+        if name in rules:
+            raise MeshIRError(f"layout rules give '{name}' twice in '{text}'")
+        rules[name] = axes_tuple
+        pos = match.end()
+    return rules
+
+
+def rules_from_attribute(fn) -> Rules:
+    """The function's `mtf.layout_rules` (the verifier has checked its shape)."""
+    if "mtf.layout_rules" not in fn.attributes:
+        return {}
+    attr = ir.DictAttr(fn.attributes["mtf.layout_rules"])
+    return {
+        attr[i].name: tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr[i].attr)) for i in range(len(attr))
+    }
+
+
+def rules_from_python(layout: dict | None) -> Rules:
+    """`{"batch": "x", "d_ff": ("x", "y")}` with Dim keys or names."""
+    rules: Rules = {}
+    for dim, axes in (layout or {}).items():
+        rules[getattr(dim, "name", dim)] = (axes,) if isinstance(axes, str) else tuple(axes)
+    return rules
+
+
+def format_rules(rules: Rules) -> str:
+    """The pass-option spelling of rules (inverse of parse_rules_text)."""
+    return ",".join(f"{n}:{a[0] if len(a) == 1 else '(' + ','.join(a) + ')'}" for n, a in rules.items())

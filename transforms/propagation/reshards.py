@@ -1,0 +1,127 @@
+"""Write the chosen layouts into the IR and leave an explicit reshard (`mtf.shard`) wherever
+an op must see a layout other than the one its operand or result carries.
+
+Each op computes in one *computation layout*: per factor, the layout of its strongest
+member, with Mesh-TensorFlow's rule enforced (strongest factor first; a later factor loses
+the axes an earlier one took). An operand laid out otherwise is resharded before the op; a
+result whose value keeps another layout (it was written by the user) is resharded after it.
+Collective insertion then turns each `mtf.shard` into collectives.
+"""
+from __future__ import annotations
+
+from meshir._jax_private import ir
+from meshir.dialect.ops import ShardOp
+from meshir.dialect.tensor_type import TensorType
+
+from .op_rules import LAYOUT_OPS, OpRule
+from .projection import merge_layouts, split_layout
+from .program_values import FunctionValues
+from .solver import Solver
+
+
+def final_type(values: FunctionValues, solver: Solver, vid: int) -> TensorType:
+    """A value's type with every dim's final layout."""
+    t = values.values[vid].type
+    return t.with_layout({d: solver.final((vid, d)) for d in t.names})
+
+
+def computation_layouts(rule: OpRule, solver: Solver) -> dict[tuple[int, str], tuple[str, ...]]:
+    """(value id, dim) -> the layout the op computes that dim in, for every factor member."""
+    ranked = sorted(
+        (min(solver.strength(m) for m in members), f) for f, members in enumerate(rule.factors)
+    )
+    taken: set[str] = set()
+    out = {}
+    for _, f in ranked:
+        members = rule.factors[f]
+        best = min(members, key=solver.strength)
+        axes = []
+        for a in solver.final(best):
+            if a in taken:
+                break
+            axes.append(a)
+        taken.update(axes)
+        for m in members:
+            out[m] = tuple(axes)
+    return out
+
+
+def _reshape_operand_layout(rule: OpRule, values, solver, mesh) -> dict[tuple[int, str], tuple[str, ...]]:
+    """The operand layout a reshape needs to produce its result's layout."""
+    out = {}
+    for group in rule.reshapes:
+        result_type, operand_type = values.values[group.result].type, values.values[group.operand].type
+        merged = merge_layouts([result_type.size(d) for d in group.result_dims],
+                               [solver.final((group.result, d)) for d in group.result_dims], mesh)
+        sizes = [operand_type.size(d) for d in group.operand_dims]
+        parts = split_layout(merged, sizes, mesh) if merged is not None else [()] * len(sizes)
+        out.update({(group.operand, d): axes for d, axes in zip(group.operand_dims, parts)})
+    return out
+
+
+def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: Solver, mesh, declared_results) -> int:
+    """Retype every value, insert reshards, update the signature. Returns reshards inserted."""
+    finals = {info.index: final_type(values, solver, info.index) for info in values.values}
+    for info in values.values:
+        info.value.set_type(finals[info.index].to_mlir())
+    inserted = 0
+    for rule in rules:
+        name = rule.op.operation.name
+        if not name.startswith("mtf.") or name in LAYOUT_OPS:
+            continue
+        wanted = (_reshape_operand_layout(rule, values, solver, mesh.shape) if rule.reshapes
+                  else computation_layouts(rule, solver))
+        for position, vid in enumerate(rule.operands):
+            need = _with(finals[vid], vid, wanted)
+            if need != finals[vid]:
+                _reshard_operand(rule.op, position, need)
+                inserted += 1
+        for vid in rule.results:
+            need = _with(finals[vid], vid, wanted)
+            if need != finals[vid]:
+                _reshard_result(rule.op, values.values[vid].value, need, finals[vid])
+                inserted += 1
+    inserted += _reshard_returns(fn, declared_results)
+    _update_signature(fn)
+    return inserted
+
+
+def _with(t: TensorType, vid: int, wanted) -> TensorType:
+    return t.with_layout({d: wanted[(vid, d)] for d in t.names if (vid, d) in wanted})
+
+
+def _reshard_operand(op, position: int, need: TensorType) -> None:
+    operand = op.operation.operands[position]
+    with op.location:
+        shard = ShardOp(need, [operand], ip=ir.InsertionPoint(op))
+    op.operation.operands[position] = shard.result
+
+
+def _reshard_result(op, value, need: TensorType, keep: TensorType) -> None:
+    value.set_type(need.to_mlir())
+    with op.location:
+        shard = ShardOp(keep, [value], ip=ir.InsertionPoint.after(op))
+    value.replace_all_uses_except(shard.result, shard.operation)
+
+
+def _reshard_returns(fn, declared_results) -> int:
+    """A layout written on a function result is a contract: reshard the returned value to it."""
+    ret = list(fn.regions[0].blocks[0].operations)[-1]
+    inserted = 0
+    for position, declared in enumerate(declared_results):
+        operand = ret.operation.operands[position]
+        have = TensorType.from_mlir(operand.type)
+        stated = {d.name: d.axes for d in declared.dims if d.axes is not None}
+        need = have.with_layout(stated)
+        if need != have:
+            _reshard_operand(ret, position, need)
+            inserted += 1
+    return inserted
+
+
+def _update_signature(fn) -> None:
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    fn.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operation.operands])
+    )

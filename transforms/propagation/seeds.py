@@ -1,0 +1,123 @@
+"""Seeds of propagation: what the user stated, with its priority, and the checks on it.
+
+Priorities (lower is stronger): an `mtf.shard` constraint (0) > a layout written on an
+argument, a result or any op's type (1) > a layout rule (2). Dims a user wrote a layout
+for are *fixed*: propagation never changes them; a different layout meeting them gets a
+reshard. Rules only seed dims that nobody wrote a layout for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.tensor_type import format_axes
+
+from .layout_rules import Rules
+from .program_values import FunctionValues
+
+SHARD, ANNOTATION, RULE = 0, 1, 2
+PRIORITY_NAMES = {SHARD: "mtf.shard", ANNOTATION: "annotation", RULE: "layout rule"}
+
+
+@dataclass(frozen=True)
+class Seed:
+    value: int
+    dim: str
+    axes: tuple[str, ...]
+    priority: int
+
+
+def fixed_dims(values: FunctionValues) -> list[Seed]:
+    """Every dim with a written layout, with the priority of who wrote it."""
+    seeds = []
+    for info in values.values:
+        priority = SHARD if info.owner is not None and info.owner.operation.name == "mtf.shard" else ANNOTATION
+        seeds += [Seed(info.index, d.name, d.axes, priority) for d in info.type.dims if d.axes is not None]
+    return seeds
+
+
+def result_annotation_seeds(fn, values: FunctionValues, result_types) -> list[Seed]:
+    """A layout written on a function result seeds the returned value's free dims."""
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    seeds = []
+    for operand, t in zip(ret.operation.operands, result_types):
+        vid = values.id_of(operand)
+        if vid is None:
+            continue
+        free = {d.name for d in values.values[vid].type.dims if d.axes is None}
+        seeds += [Seed(vid, d.name, d.axes, ANNOTATION) for d in t.dims if d.axes is not None and d.name in free]
+    return seeds
+
+
+def rule_seeds(values: FunctionValues, rules: Rules, mesh) -> list[Seed]:
+    """Rules applied to every free dim of their name. A rule set that splits two dims of
+    one value over one axis, or a split that does not divide, is the user's error."""
+    seeds, diags = [], []
+    for info in values.values:
+        owners: dict[str, str] = {}
+        for d in info.type.dims:
+            axes = rules.get(d.name)
+            if axes is None:
+                continue
+            for a in axes:
+                if a in owners:
+                    diags.append(Diagnostic(info.location, f"layout rules split both '{owners[a]}' and '{d.name}' of "
+                                            f"{info.type} over mesh axis '{a}'"))
+                owners[a] = d.name
+            split = 1
+            for a in axes:
+                split *= mesh.shape[a]
+            if d.size % split:
+                diags.append(Diagnostic(info.location, f"layout rule {d.name}:{format_axes(axes)} does not divide "
+                                        f"dimension '{d.name}' of size {d.size} (mesh axes {format_axes(axes)} have "
+                                        f"{split} devices) in {info.type}"))
+            if d.axes is None:
+                seeds.append(Seed(info.index, d.name, axes, RULE))
+    if diags:
+        raise MeshIRError("\n".join(str(d) for d in diags), diags)
+    return seeds
+
+
+def check_rules_on_mesh(rules: Rules, mesh, location) -> None:
+    """Every axis a rule names exists on the mesh, once per rule."""
+    diags = []
+    for name, axes in rules.items():
+        for a in axes:
+            if mesh is None or a not in mesh.shape:
+                known = mesh.format_axes() if mesh is not None else "no mesh"
+                diags.append(Diagnostic(location, f"layout rule for '{name}' names unknown mesh axis '{a}' ({known})"))
+        if len(set(axes)) != len(axes):
+            diags.append(Diagnostic(location, f"layout rule for '{name}' names a mesh axis twice: {format_axes(axes)}"))
+    if diags:
+        raise MeshIRError("\n".join(str(d) for d in diags), diags)
+
+
+def check_shard_conflicts(values: FunctionValues) -> None:
+    """Two `mtf.shard` ops that constrain one value to different layouts contradict each other."""
+    by_operand: dict[int, list] = {}
+    for op in values.ops:
+        if op.operation.name == "mtf.shard":
+            vid = values.id_of(op.operation.operands[0])
+            if vid is not None:
+                by_operand.setdefault(vid, []).append(op)
+    diags = []
+    for vid, shards in by_operand.items():
+        first = shards[0]
+        for other in shards[1:]:
+            for d in values.values[values.id_of(other.result)].type.dims:
+                mine = values.values[values.id_of(first.result)].type.dim(d.name).axes
+                if d.axes is not None and mine is not None and d.axes != mine:
+                    diags.append(Diagnostic(
+                        other.location,
+                        f"conflicting mtf.shard constraints on {values.values[vid].value.get_name()}: "
+                        f"'{d.name}' is @{format_axes(mine)} at {_where(first)} and @{format_axes(d.axes)} here",
+                    ))
+    if diags:
+        raise MeshIRError("\n".join(str(d) for d in diags), diags)
+
+
+def _where(op) -> str:
+    from meshir.dialect.diagnostics import format_location
+
+    return format_location(op.location)

@@ -1,0 +1,140 @@
+"""The propagation strategy: strongest layout first, to a fixed point.
+
+Every candidate layout for a (value, dim) carries a *strength* (priority, -size of the
+tensor it came from, order of its seed). Candidates are taken strongest first from one
+queue, like Dijkstra's algorithm: a free dim takes the first candidate that fits it, then
+passes it on through the factors and reshape groups of every op that uses it. So:
+
+- a higher-priority statement always beats a lower one where both could reach a dim;
+- between equal priorities the layout stated on the larger tensor wins (Shardy's
+  "aggressive" rule), then the one stated first in program order;
+- the result does not depend on the order ops are visited: it is byte-identical run to run.
+
+A candidate crossing an op is stopped when another factor of that op already uses one of its
+axes (Mesh-TensorFlow: two dims of one op may not be split over one mesh axis).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .op_rules import OpRule
+from .projection import legalize, merge_layouts, split_layout
+from .program_values import FunctionValues
+from .seeds import Seed
+
+Key = tuple[int, str]
+WEAKEST = (99, 0, 0)
+
+
+class Solver:
+    """Holds the layout chosen for every (value id, dim) and how strong its source is."""
+
+    def __init__(self, values: FunctionValues, rules: list[OpRule], mesh_shape: dict[str, int]):
+        self.values, self.rules, self.mesh = values, rules, mesh_shape
+        self.fixed: dict[Key, tuple] = {}
+        self.assigned: dict[Key, tuple] = {}
+        self._spread_done: set[Key] = set()
+        self._factors_of: dict[Key, list[tuple[int, int]]] = {}
+        self._reshapes_of: dict[Key, list[tuple[int, int]]] = {}
+        self._queue: list = []
+        self._order = itertools.count()
+        for r, rule in enumerate(rules):
+            for f, members in enumerate(rule.factors):
+                for m in members:
+                    self._factors_of.setdefault(m, []).append((r, f))
+            for g, group in enumerate(rule.reshapes):
+                for d in group.operand_dims:
+                    self._reshapes_of.setdefault((group.operand, d), []).append((r, g))
+                for d in group.result_dims:
+                    self._reshapes_of.setdefault((group.result, d), []).append((r, g))
+
+    # -- queries ---------------------------------------------------------------------------
+    def layout(self, key: Key) -> tuple[str, ...] | None:
+        """The layout chosen for a dim, None while nobody has given it one."""
+        got = self.fixed.get(key) or self.assigned.get(key)
+        return got[0] if got else None
+
+    def final(self, key: Key) -> tuple[str, ...]:
+        """The layout a dim ends with: chosen, or replicated when nothing reached it."""
+        got = self.layout(key)
+        return () if got is None else got
+
+    def strength(self, key: Key) -> tuple:
+        got = self.fixed.get(key) or self.assigned.get(key)
+        return got[1] if got else WEAKEST
+
+    # -- solving ---------------------------------------------------------------------------
+    def solve(self, fixed: list[Seed], candidates: list[Seed]) -> None:
+        """Fix the written layouts, then propagate them and the candidates to a fixed point."""
+        for seed in fixed:
+            strength = self._seed_strength(seed)
+            self.fixed[(seed.value, seed.dim)] = (seed.axes, strength)
+            self._push(strength, (seed.value, seed.dim), seed.axes)
+        for seed in candidates:
+            self._push(self._seed_strength(seed), (seed.value, seed.dim), seed.axes)
+        while self._queue:
+            strength, _, key, axes = heapq.heappop(self._queue)
+            if key in self.fixed:
+                if key not in self._spread_done:
+                    self._spread_done.add(key)
+                    self._spread(key, self.fixed[key][0], strength)
+                continue
+            if key in self.assigned:
+                continue
+            info = self.values.values[key[0]]
+            legal = legalize(axes, info.type.size(key[1]), self._used_axes(key), self.mesh)
+            if axes and not legal:
+                continue  # nothing of it fits this value: leave the dim to weaker candidates
+            self.assigned[key] = (legal, strength)
+            self._spread(key, legal, strength)
+
+    def _seed_strength(self, seed: Seed) -> tuple:
+        return (seed.priority, -self.values.values[seed.value].size, next(self._order))
+
+    def _push(self, strength, key: Key, axes) -> None:
+        heapq.heappush(self._queue, (strength, next(self._order), key, tuple(axes)))
+
+    def _used_axes(self, key: Key) -> set[str]:
+        """Axes the value already spends on its other dims and on its pending partial."""
+        info = self.values.values[key[0]]
+        used = set(info.type.partial)
+        for d in info.type.names:
+            if d != key[1]:
+                used.update(self.layout((key[0], d)) or ())
+        return used
+
+    def _spread(self, key: Key, axes, strength) -> None:
+        for r, f in self._factors_of.get(key, ()):
+            rule = self.rules[r]
+            if self._blocked(rule, f, axes, strength):
+                continue
+            for member in rule.factors[f]:
+                if member != key and member not in self.fixed and member not in self.assigned:
+                    self._push(strength, member, axes)
+        for r, g in self._reshapes_of.get(key, ()):
+            self._project_reshape(self.rules[r].reshapes[g], key, strength)
+
+    def _blocked(self, rule: OpRule, factor: int, axes, strength) -> bool:
+        """Another factor of the op already holds one of these axes with a stronger layout
+        (fixed dims that are weaker have not been reached yet and do not count)."""
+        wanted = set(axes)
+        for g, members in enumerate(rule.factors):
+            if g != factor and any(
+                self.strength(m) < strength and wanted & set(self.layout(m) or ()) for m in members
+            ):
+                return True
+        return False
+
+    def _project_reshape(self, group, key: Key, strength) -> None:
+        """Carry the layouts of one side of a reshape group to the other side."""
+        from_operand = key[0] == group.operand and key[1] in group.operand_dims
+        src, src_dims = (group.operand, group.operand_dims) if from_operand else (group.result, group.result_dims)
+        dst, dst_dims = (group.result, group.result_dims) if from_operand else (group.operand, group.operand_dims)
+        src_type, dst_type = self.values.values[src].type, self.values.values[dst].type
+        merged = merge_layouts([src_type.size(d) for d in src_dims], [self.final((src, d)) for d in src_dims], self.mesh)
+        if not merged:
+            return
+        for d, axes in zip(dst_dims, split_layout(merged, [dst_type.size(d) for d in dst_dims], self.mesh)):
+            if axes and (dst, d) not in self.fixed and (dst, d) not in self.assigned:
+                self._push(strength, (dst, d), axes)
