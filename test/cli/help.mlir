@@ -13,6 +13,8 @@
 // CHECK: --version
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
+// CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
+// CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
 // CHECK-NEXT: --mtf-strip-layouts {{ +}}Remove every layout and partial marker from !mtf.tensor types
 // CHECK-NEXT: keep-collectives=<bool>  (default: false)  keep collective ops
 // CHECK-NEXT: --mtf-verify {{ +}}Check every mtf op and !mtf.tensor type
