@@ -37,9 +37,16 @@ class _GlobalIdentityOp(MtfOp):
 
 @mtf_op
 class ShardOp(_GlobalIdentityOp):
-    """`mtf.shard`: constrain a value to the layout its result type states."""
+    """`mtf.shard`: constrain a value to the layout its result type states.
+
+    `reshard = true` marks one left by propagation where two layouts meet; unlike a user's
+    constraint, two of those on one value may differ.
+    """
 
     OPERATION_NAME = "mtf.shard"
+    ATTRIBUTES = {"reshard": "bool"}
+    OPTIONAL = frozenset({"reshard"})
+    DEFAULTS = {"reshard": False}
 
     def verify_op(self, mesh):
         self._check_same_tensor()

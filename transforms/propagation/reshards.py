@@ -87,20 +87,32 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
 
 
 def _with(t: TensorType, vid: int, wanted) -> TensorType:
-    return t.with_layout({d: wanted[(vid, d)] for d in t.names if (vid, d) in wanted})
+    """`t` laid out as the op computes: factor dims as `wanted`; every other dim keeps its
+    layout up to the first axis a factor dim of this value took (one axis per tensor)."""
+    layout = {d: wanted[(vid, d)] for d in t.names if (vid, d) in wanted}
+    taken = {a for axes in layout.values() for a in axes} | set(t.partial)
+    for d in t.dims:
+        if d.name not in layout:
+            kept = []
+            for a in d.axes or ():
+                if a in taken:
+                    break
+                kept.append(a)
+            layout[d.name] = tuple(kept)
+    return t.with_layout(layout)
 
 
 def _reshard_operand(op, position: int, need: TensorType) -> None:
     operand = op.operation.operands[position]
     with op.location:
-        shard = ShardOp(need, [operand], ip=ir.InsertionPoint(op))
+        shard = ShardOp(need, [operand], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint(op))
     op.operation.operands[position] = shard.result
 
 
 def _reshard_result(op, value, need: TensorType, keep: TensorType) -> None:
     value.set_type(need.to_mlir())
     with op.location:
-        shard = ShardOp(keep, [value], ip=ir.InsertionPoint.after(op))
+        shard = ShardOp(keep, [value], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint.after(op))
     value.replace_all_uses_except(shard.result, shard.operation)
 
 

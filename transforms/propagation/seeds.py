@@ -94,10 +94,11 @@ def check_rules_on_mesh(rules: Rules, mesh, location) -> None:
 
 
 def check_shard_conflicts(values: FunctionValues) -> None:
-    """Two `mtf.shard` ops that constrain one value to different layouts contradict each other."""
+    """Two user `mtf.shard` ops that constrain one value to different layouts contradict each
+    other (reshards left by an earlier propagation, `reshard = true`, may differ)."""
     by_operand: dict[int, list] = {}
     for op in values.ops:
-        if op.operation.name == "mtf.shard":
+        if op.operation.name == "mtf.shard" and not op.attr("reshard"):
             vid = values.id_of(op.operation.operands[0])
             if vid is not None:
                 by_operand.setdefault(vid, []).append(op)

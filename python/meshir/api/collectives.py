@@ -38,8 +38,9 @@ def _layout_of(t: TensorType, name: str) -> tuple[str, ...]:
 
 
 def shard(x: Tensor, layout: dict) -> Tensor:
-    """Constrain `x` to `layout` ({dim: axis or axes}; `()` pins a dim replicated)."""
-    return build(ShardOp, _with(x.type.without_partial(), layout, "mtf.shard"), [x])
+    """Constrain the dims named in `layout` ({dim: axis or axes}; `()` pins a dim
+    replicated). Dims not named stay free for propagation to decide."""
+    return build(ShardOp, _with(x.type.without_layout(), layout, "mtf.shard"), [x])
 
 
 def all_reduce(x: Tensor, axes, reduction: str = "sum") -> Tensor:
