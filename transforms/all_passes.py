@@ -2,4 +2,4 @@
 
 A new pass adds one line here.
 """
-from . import propagate_sharding, strip_layouts, verify  # noqa: F401
+from . import insert_collectives, propagate_sharding, strip_layouts, verify  # noqa: F401

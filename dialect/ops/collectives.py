@@ -52,7 +52,13 @@ class ShardOp(_GlobalIdentityOp):
         self._check_same_tensor()
 
 
+#: Every collective may record the bytes it sends per device (set by mtf-insert-collectives).
+BYTES = {"bytes_per_device": "int"}
+
+
 class _CollectiveOp(_GlobalIdentityOp):
+    OPTIONAL = frozenset({"bytes_per_device"})
+
     @property
     def axes(self) -> tuple[str, ...]:
         return self.attr("axes")
@@ -76,7 +82,7 @@ class AllReduceOp(_CollectiveOp):
     """`mtf.all_reduce {reduction, axes}`: complete a pending reduction over mesh axes."""
 
     OPERATION_NAME = "mtf.all_reduce"
-    ATTRIBUTES = {"reduction": "str", "axes": "axes"}
+    ATTRIBUTES = {"reduction": "str", "axes": "axes", **BYTES}
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()
@@ -90,7 +96,7 @@ class AllGatherOp(_CollectiveOp):
     """`mtf.all_gather {dim, axes}`: un-split `dim` over its minor-most `axes`."""
 
     OPERATION_NAME = "mtf.all_gather"
-    ATTRIBUTES = {"dim": "str", "axes": "axes"}
+    ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()
@@ -111,7 +117,7 @@ class AllSliceOp(_CollectiveOp):
     """`mtf.all_slice {dim, axes}`: split `dim` further over `axes` (no data moves)."""
 
     OPERATION_NAME = "mtf.all_slice"
-    ATTRIBUTES = {"dim": "str", "axes": "axes"}
+    ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()
@@ -134,7 +140,7 @@ class ReduceScatterOp(_CollectiveOp):
     and split `dim` over them."""
 
     OPERATION_NAME = "mtf.reduce_scatter"
-    ATTRIBUTES = {"reduction": "str", "dim": "str", "axes": "axes"}
+    ATTRIBUTES = {"reduction": "str", "dim": "str", "axes": "axes", **BYTES}
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()
@@ -153,7 +159,7 @@ class AllToAllOp(_CollectiveOp):
     split onto `dst_dim`."""
 
     OPERATION_NAME = "mtf.all_to_all"
-    ATTRIBUTES = {"src_dim": "str", "dst_dim": "str", "axes": "axes"}
+    ATTRIBUTES = {"src_dim": "str", "dst_dim": "str", "axes": "axes", **BYTES}
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()
@@ -180,6 +186,7 @@ class CollectivePermuteOp(_CollectiveOp):
     keeps its local shape (e.g. `@x` -> `@y` with |x| = |y|, or `@(x,y)` -> `@(y,x)`)."""
 
     OPERATION_NAME = "mtf.collective_permute"
+    ATTRIBUTES = BYTES
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()

@@ -76,14 +76,15 @@ def op_rule(op, values: FunctionValues) -> OpRule | None:
 
 
 def _by_name(op, ids: list[int], values: FunctionValues) -> list[list[Member]]:
-    """One factor per name shared by two or more of the op's values."""
+    """One factor per name of the op's values. A name only one value has is a factor too:
+    it passes nothing on, but Mesh-TensorFlow's one-axis-per-op rule counts it."""
     excluded = {op.attr(a) for a in ALONG_DIM_ATTRS.get(op.operation.name, ())}
     members: dict[str, list[Member]] = {}
     for i in ids:
         for n in values.values[i].type.names:
             if n not in excluded:
                 members.setdefault(n, []).append((i, n))
-    return [m for m in members.values() if len(m) > 1]
+    return list(members.values())
 
 
 def reshape_groups(src, dst, src_id: int, dst_id: int) -> list[ReshapeGroup]:

@@ -2,8 +2,9 @@
 an op must see a layout other than the one its operand or result carries.
 
 Each op computes in one *computation layout*: per factor, the layout of its strongest
-member, with Mesh-TensorFlow's rule enforced (strongest factor first; a later factor loses
-the axes an earlier one took). An operand laid out otherwise is resharded before the op; a
+member, with Mesh-TensorFlow's rule enforced: factors are taken in order of the strongest
+layout an *operand* holds (then any member), and a later factor loses the axes an earlier one
+took — so data already in place stays, and a differing result is resharded after the op. An operand laid out otherwise is resharded before the op; a
 result whose value keeps another layout (it was written by the user) is resharded after it.
 Collective insertion then turns each `mtf.shard` into collectives.
 """
@@ -16,7 +17,7 @@ from meshir.dialect.tensor_type import TensorType
 from .op_rules import LAYOUT_OPS, OpRule
 from .projection import merge_layouts, split_layout
 from .program_values import FunctionValues
-from .solver import Solver
+from .solver import WEAKEST, Solver
 
 
 def final_type(values: FunctionValues, solver: Solver, vid: int) -> TensorType:
@@ -27,9 +28,15 @@ def final_type(values: FunctionValues, solver: Solver, vid: int) -> TensorType:
 
 def computation_layouts(rule: OpRule, solver: Solver) -> dict[tuple[int, str], tuple[str, ...]]:
     """(value id, dim) -> the layout the op computes that dim in, for every factor member."""
-    ranked = sorted(
-        (min(solver.strength(m) for m in members), f) for f, members in enumerate(rule.factors)
-    )
+    operand_ids = set(rule.operands)
+
+    def rank(members):
+        # Layouts the operands hold first: data already in place is not moved; a result
+        # laid out otherwise is resharded after the op (often a cheap reduce_scatter).
+        held = [solver.strength(m) for m in members if m[0] in operand_ids]
+        return (min(held, default=WEAKEST), min(solver.strength(m) for m in members))
+
+    ranked = sorted((rank(members), f) for f, members in enumerate(rule.factors))
     taken: set[str] = set()
     out = {}
     for _, f in ranked:

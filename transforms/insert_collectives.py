@@ -1,0 +1,160 @@
+"""`mtf-insert-collectives`: make every op computable on local shards (DESIGN.md §3.2).
+
+Walks each function in program order after propagation:
+- an `mtf.shard` becomes the cheapest collective sequence (collectives/reshard_plan.py);
+- a dim an op cuts or joins along (slice, concat, pad, shift) is gathered first, and the
+  result re-split afterwards;
+- contractions, reductions and lookups over split names leave their result *pending*
+  (`partial@axes`); pending sums stay lazy through linear ops (adds of pending values add
+  locally) and are all-reduced right before their first non-linear use, or reduce-scattered
+  when a reshard wants the axis split (collectives/linearity.py);
+- function results are never pending.
+Every collective records `bytes_per_device`. The output is the partitioned form of
+docs/partitioning.md, checked by `partitioned.verify_partitioned`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir._jax_private import ir
+from meshir.dialect.attributes import to_attribute
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.signature import functions
+from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.verifier import check_module
+
+from .collectives.costs import collective_bytes
+from .collectives.linearity import lazy_operands
+from .collectives.local_ops import along_dims, result_partial
+from .collectives.reshard_plan import plan_reshard
+from .partitioned import verify_partitioned
+from .registry import ModulePass, register_pass
+
+COLLECTIVES = frozenset({"mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
+                         "mtf.all_to_all", "mtf.collective_permute"})
+
+
+@register_pass
+@dataclass
+class InsertCollectivesPass(ModulePass):
+    NAME = "mtf-insert-collectives"
+    SUMMARY = "Turn reshards and pending reductions into collectives so every op runs on local shards"
+
+    def apply(self, module_op) -> None:
+        check_module(module_op)
+        meshes = module_meshes(module_op)
+        for fn in functions(module_op):
+            mesh = function_mesh(fn, meshes)
+            if mesh is not None:
+                with fn.context:
+                    _FunctionRewriter(fn, mesh.shape).run()
+        check_module(module_op)
+        raise_diagnostics(verify_partitioned(module_op))
+
+
+def _type(value) -> TensorType:
+    return TensorType.from_mlir(value.type)
+
+
+class _FunctionRewriter:
+    def __init__(self, fn, mesh_shape):
+        self.fn, self.mesh = fn, mesh_shape
+        self.reduced: dict = {}  # pending value -> its all-reduced value
+
+    def run(self) -> None:
+        block = self.fn.regions[0].blocks[0]
+        self._check_laid_out(block)
+        for op in list(block.operations):
+            name = op.operation.name
+            if name == "func.return":
+                self._rewrite_return(op)
+            elif name == "mtf.shard":
+                self._rewrite_shard(op)
+            elif name in COLLECTIVES:
+                self._record_bytes(op)
+            elif name.startswith("mtf."):
+                self._rewrite_compute(op)
+        self.fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in block.arguments], [v.type for v in list(block.operations)[-1].operation.operands]))
+
+    def _check_laid_out(self, block) -> None:
+        diags = []
+        values = list(block.arguments) + [r for op in block.operations for r in op.operation.results]
+        for v in values:
+            try:
+                t = _type(v)
+            except ValueError:
+                continue
+            free = [d.name for d in t.dims if d.axes is None]
+            if free:
+                owner = v.owner if isinstance(v.owner, ir.Operation) else None
+                loc = owner.location if owner is not None else self.fn.location
+                diags.append(Diagnostic(loc, f"{v.get_name()} has dims without a layout ({', '.join(free)}): "
+                                             f"run mtf-propagate-sharding first"))
+        if diags:
+            raise MeshIRError("\n".join(str(d) for d in diags), diags)
+
+    # -- emitting collectives ------------------------------------------------------------
+    def _emit_steps(self, value, target: TensorType, before, loc, ip=None):
+        """Collectives from `value`'s type to `target`, inserted before `before` (or at `ip`)."""
+        ip = ip or ir.InsertionPoint(before)
+        for step in plan_reshard(_type(value), target, self.mesh):
+            attrs = {k: to_attribute(v) for k, v in step.attributes.items()}
+            attrs["bytes_per_device"] = to_attribute(step.bytes_per_device)
+            op = OP_CLASSES["mtf." + step.kind](step.result, [value], attrs, loc=loc, ip=ip)
+            value = op.result
+        return value
+
+    def _reduced(self, value, before, loc):
+        """`value` with its pending reduction completed (one all_reduce, shared by later uses)."""
+        if value not in self.reduced:
+            self.reduced[value] = self._emit_steps(value, _type(value).without_partial(), before, loc)
+        return self.reduced[value]
+
+    # -- per op ----------------------------------------------------------------------------
+    def _rewrite_return(self, op) -> None:
+        for k, v in enumerate(op.operation.operands):
+            if _type(v).partial:
+                op.operation.operands[k] = self._reduced(v, op, op.location)
+
+    def _rewrite_shard(self, op) -> None:
+        value = self._emit_steps(op.operation.operands[0], _type(op.result), op, op.location)
+        op.result.replace_all_uses_with(value)
+        op.operation.erase()
+
+    def _record_bytes(self, op) -> None:
+        if "bytes_per_device" not in op.operation.attributes:
+            kind = op.operation.name.split(".", 1)[1]
+            axes = op.attr("axes") if "axes" in op.ATTRIBUTES else tuple(self.mesh)
+            op.operation.attributes["bytes_per_device"] = to_attribute(
+                collective_bytes(kind, op.input_type, axes, self.mesh))
+
+    def _rewrite_compute(self, op) -> None:
+        for dim in along_dims(op):
+            self._make_whole(op, dim)
+        types = [_type(v) for v in op.operation.operands]
+        for k, lazy in enumerate(lazy_operands(op, types, _type(op.result))):
+            if types[k].partial and not lazy:
+                op.operation.operands[k] = self._reduced(op.operation.operands[k], op, op.location)
+        types = [_type(v) for v in op.operation.operands]
+        for result in op.operation.results:
+            t = _type(result)
+            axes, reduction = result_partial(op, types, t)
+            result.set_type(t.with_partial(axes, reduction).to_mlir())
+
+    def _make_whole(self, op, dim: str) -> None:
+        """Gather `dim` in every operand; compute the result with `dim` whole, then re-split it."""
+        for k, v in enumerate(op.operation.operands):
+            t = _type(v)
+            if t.dim(dim).axes:
+                op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location)
+        result = op.result
+        t = _type(result)
+        if t.dim(dim).axes:
+            uses = [(use.owner, use.operand_number) for use in result.uses]
+            result.set_type(t.with_layout({dim: ()}).to_mlir())
+            resplit = self._emit_steps(result, t, None, op.location, ir.InsertionPoint.after(op))
+            for owner, number in uses:
+                owner.operands[number] = resplit

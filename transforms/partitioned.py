@@ -1,0 +1,104 @@
+"""The partitioned-form verifier: the invariants `mtf-insert-collectives` establishes and
+`mtf-lower-to-stablehlo` relies on (docs/partitioning.md)."""
+from __future__ import annotations
+
+from meshir.dialect.diagnostics import Diagnostic
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.signature import functions
+from meshir.dialect.tensor_type import TensorType, format_axes
+
+from .collectives.linearity import lazy_operands
+from .collectives.local_ops import along_dims, result_partial
+from .propagation.projection import merge_layouts
+from .propagation.op_rules import reshape_groups
+
+LAYOUT_CHANGING = frozenset({"mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
+                             "mtf.all_to_all", "mtf.collective_permute"})
+
+
+def verify_partitioned(module) -> list[Diagnostic]:
+    """Diagnostics for every op of `module` that is not computable on local shards."""
+    diags: list[Diagnostic] = []
+    meshes = module_meshes(module.operation)
+    for fn in functions(module):
+        mesh = function_mesh(fn, meshes)
+        if mesh is None:
+            continue
+        for op in fn.regions[0].blocks[0].operations:
+            problem = _problem(op, mesh.shape)
+            if problem:
+                diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
+    return diags
+
+
+def _types(values) -> list[TensorType | None]:
+    out = []
+    for v in values:
+        try:
+            out.append(TensorType.from_mlir(v.type))
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def _problem(op, mesh_shape) -> str | None:
+    name = op.operation.name
+    operands, results = _types(op.operation.operands), _types(op.operation.results)
+    for t in operands + results:
+        if t is not None and any(d.axes is None for d in t.dims):
+            return f"{t} has dims without a layout"
+    if name == "func.return":
+        pending = [t for t in operands if t is not None and t.partial]
+        return f"returns a pending value {pending[0]}" if pending else None
+    if not name.startswith("mtf."):
+        return None
+    if name == "mtf.shard":
+        return "mtf.shard must have become collectives"
+    if name in LAYOUT_CHANGING:
+        return None if "bytes_per_device" in op.operation.attributes else "collective without bytes_per_device"
+    for t, lazy in zip(operands, lazy_operands(op, operands, results[0].without_partial())):
+        if t.partial and not lazy:
+            return f"reads the pending value {t} where it is not linear"
+    for dim in along_dims(op):
+        for t in operands + results:
+            if t.dim(dim).axes:
+                return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}"
+    problem = _layouts_disagree(op, operands, results[0], mesh_shape)
+    if problem:
+        return problem
+    axes, reduction = result_partial(op, operands, results[0])
+    if (results[0].partial, results[0].partial_reduction if results[0].partial else "sum") != (axes, reduction if axes else "sum"):
+        return f"result must be pending over {format_axes(axes) if axes else 'no axes'}, got {results[0]}"
+    return None
+
+
+def _layouts_disagree(op, operands, result, mesh_shape) -> str | None:
+    name = op.operation.name
+    if name == "mtf.rename":
+        src = operands[0]
+        if [d.axes for d in src.dims] != [d.axes for d in result.dims]:
+            return f"rename must keep layouts position by position: {src} -> {result}"
+        return None
+    if name == "mtf.reshape":
+        for g in reshape_groups(operands[0], result, 0, 1):
+            a = merge_layouts([operands[0].size(d) for d in g.operand_dims], [operands[0].dim(d).axes for d in g.operand_dims], mesh_shape)
+            b = merge_layouts([result.size(d) for d in g.result_dims], [result.dim(d).axes for d in g.result_dims], mesh_shape)
+            if a is None or a != b:
+                return f"reshape groups {g.operand_dims} -> {g.result_dims} are not laid out alike: {operands[0]} -> {result}"
+        return None
+    skip = set(along_dims(op))
+    if name == "mtf.gather":
+        skip.add(op.attr("dim"))
+    seen: dict[str, tuple] = {}
+    owner: dict[str, str] = {}
+    for t in operands + [result]:
+        for d in t.dims:
+            if d.name in skip:
+                continue
+            if d.name in seen and seen[d.name] != d.axes:
+                return f"'{d.name}' is @{format_axes(seen[d.name])} and @{format_axes(d.axes)} among the operands and result"
+            seen[d.name] = d.axes
+            for a in d.axes:
+                if owner.setdefault(a, d.name) != d.name:
+                    return f"mesh axis '{a}' splits both '{owner[a]}' and '{d.name}' in one op"
+    return None
