@@ -89,8 +89,7 @@ class _FunctionRewriter:
                 continue
             free = [d.name for d in t.dims if d.axes is None]
             if free:
-                owner = v.owner if isinstance(v.owner, ir.Operation) else None
-                loc = owner.location if owner is not None else self.fn.location
+                loc = getattr(v.owner, "location", None) or self.fn.location  # block args: the function
                 diags.append(Diagnostic(loc, f"{v.get_name()} has dims without a layout ({', '.join(free)}): "
                                              f"run mtf-propagate-sharding first"))
         if diags:
