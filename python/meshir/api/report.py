@@ -1,0 +1,73 @@
+"""The compile report: every value's layout and every collective with the bytes it moves."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir._jax_private import ir
+from meshir.dialect.signature import function_name, functions
+from meshir.dialect.tensor_type import TensorType, format_axes
+
+from .propagation import layout_table
+
+COLLECTIVE_OPS = ("mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice", "mtf.all_to_all",
+                  "mtf.collective_permute")
+
+
+@dataclass(frozen=True)
+class CollectiveRecord:
+    """One collective of a partitioned program."""
+
+    function: str
+    value: str
+    kind: str
+    axes: tuple[str, ...]
+    detail: str
+    bytes_per_device: int
+    operand: str
+
+
+def collectives_of(module) -> list[CollectiveRecord]:
+    """Every collective of every function, in program order."""
+    records = []
+    for fn in functions(module):
+        for op in fn.regions[0].blocks[0].operations:
+            name = op.operation.name
+            if name not in COLLECTIVE_OPS:
+                continue
+            attrs = op.operation.attributes
+            axes = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs["axes"])) if "axes" in attrs else ()
+            detail = ", ".join(f"{k}={ir.StringAttr(attrs[k]).value}" for k in ("reduction", "dim", "src_dim", "dst_dim")
+                               if k in attrs)
+            nbytes = ir.IntegerAttr(attrs["bytes_per_device"]).value if "bytes_per_device" in attrs else 0
+            records.append(CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes,
+                                            detail, nbytes, str(TensorType.from_mlir(op.operation.operands[0].type))))
+    return records
+
+
+@dataclass
+class CompileReport:
+    """What compilation decided: layouts of every value, collectives and their bytes."""
+
+    partitioned_module: object
+
+    @property
+    def collectives(self) -> list[CollectiveRecord]:
+        return collectives_of(self.partitioned_module)
+
+    @property
+    def total_bytes_per_device(self) -> int:
+        return sum(c.bytes_per_device for c in self.collectives)
+
+    def __str__(self) -> str:
+        lines = ["layouts:", layout_table(self.partitioned_module), "", "collectives:"]
+        records = self.collectives
+        if not records:
+            lines.append("  none")
+        rows = [("value", "collective", "axes", "detail", "bytes/device")] + [
+            (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, str(c.bytes_per_device)) for c in records
+        ]
+        if records:
+            widths = [max(len(r[i]) for r in rows) for i in range(5)]
+            lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+            lines.append(f"  total bytes sent per device: {self.total_bytes_per_device}")
+        return "\n".join(lines)
