@@ -2,9 +2,11 @@
 
 - `legalize`: fit a candidate layout onto one dim of one value (axes already used by the
   value's other dims cut the list; then the longest prefix whose size divides the dim).
-- `merge_layouts` / `split_layout`: carry a layout across a reshape group, row-major: the
-  merged dim is split over the concatenated axes when every dim but the last split one is
-  split completely; a merged layout splits onto the dims from major to minor.
+- `merge_layouts` / `merge_prefix` / `split_layout`: carry a layout across a reshape group,
+  row-major: the merged dim is split over the concatenated axes when every dim before the
+  last split one is split completely (`merge_layouts`, exact, or None); `merge_prefix` keeps
+  the contiguous part of a split that is not; a merged layout splits onto the dims from major
+  to minor.
 """
 from __future__ import annotations
 
@@ -48,6 +50,18 @@ def merge_layouts(sizes: list[int], layouts: list[Axes], mesh: dict[str, int]) -
     if any(axes_size(layouts[i], mesh) != sizes[i] for i in range(split[-1])):
         return None
     return tuple(a for axes in layouts for a in axes)
+
+
+def merge_prefix(sizes: list[int], layouts: list[Axes], mesh: dict[str, int]) -> Axes:
+    """The longest split of the merged dim that the parts' layouts give contiguously: axes
+    of dims split completely, then those of the first dim split only partly; the minor dims'
+    axes after it are dropped (they would need a gather)."""
+    out: list[str] = []
+    for size, axes in zip(sizes, layouts):
+        out += axes
+        if axes_size(axes, mesh) != size:
+            break
+    return tuple(out)
 
 
 def split_layout(axes: Axes, sizes: list[int], mesh: dict[str, int]) -> list[Axes]:

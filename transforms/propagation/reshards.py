@@ -15,7 +15,7 @@ from meshir.dialect.ops import ShardOp
 from meshir.dialect.tensor_type import TensorType
 
 from .op_rules import LAYOUT_OPS, OpRule
-from .projection import merge_layouts, split_layout
+from .projection import merge_layouts, merge_prefix, split_layout
 from .program_values import FunctionValues
 from .solver import WEAKEST, Solver
 
@@ -53,16 +53,21 @@ def computation_layouts(rule: OpRule, solver: Solver) -> dict[tuple[int, str], t
     return out
 
 
-def _reshape_operand_layout(rule: OpRule, values, solver, mesh) -> dict[tuple[int, str], tuple[str, ...]]:
-    """The operand layout a reshape needs to produce its result's layout."""
+def _reshape_layouts(rule: OpRule, values, solver, mesh) -> dict[tuple[int, str], tuple[str, ...]]:
+    """Operand and result layouts a reshape can compute with: per group, the contiguous part
+    of the result's split (merge_prefix), carried onto the operand's parts and back, so both
+    sides describe the same blocks."""
     out = {}
     for group in rule.reshapes:
         result_type, operand_type = values.values[group.result].type, values.values[group.operand].type
-        merged = merge_layouts([result_type.size(d) for d in group.result_dims],
-                               [solver.final((group.result, d)) for d in group.result_dims], mesh)
-        sizes = [operand_type.size(d) for d in group.operand_dims]
-        parts = split_layout(merged, sizes, mesh) if merged is not None else [()] * len(sizes)
-        out.update({(group.operand, d): axes for d, axes in zip(group.operand_dims, parts)})
+        result_sizes = [result_type.size(d) for d in group.result_dims]
+        operand_sizes = [operand_type.size(d) for d in group.operand_dims]
+        merged = merge_prefix(result_sizes, [solver.final((group.result, d)) for d in group.result_dims], mesh)
+        operand_parts = split_layout(merged, operand_sizes, mesh)
+        agreed = merge_layouts(operand_sizes, operand_parts, mesh) or ()
+        result_parts = split_layout(agreed, result_sizes, mesh)
+        out.update({(group.operand, d): axes for d, axes in zip(group.operand_dims, operand_parts)})
+        out.update({(group.result, d): axes for d, axes in zip(group.result_dims, result_parts)})
     return out
 
 
@@ -76,7 +81,7 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
         name = rule.op.operation.name
         if not name.startswith("mtf.") or name in LAYOUT_OPS:
             continue
-        wanted = (_reshape_operand_layout(rule, values, solver, mesh.shape) if rule.reshapes
+        wanted = (_reshape_layouts(rule, values, solver, mesh.shape) if rule.reshapes
                   else computation_layouts(rule, solver))
         for position, vid in enumerate(rule.operands):
             need = _with(finals[vid], vid, wanted)

@@ -10,8 +10,9 @@ passes it on through the factors and reshape groups of every op that uses it. So
   "aggressive" rule), then the one stated first in program order;
 - the result does not depend on the order ops are visited: it is byte-identical run to run.
 
-A candidate crossing an op is stopped when another factor of that op already uses one of its
-axes (Mesh-TensorFlow: two dims of one op may not be split over one mesh axis).
+A candidate crossing an op to its operands is stopped when another factor of that op already
+uses one of its axes (Mesh-TensorFlow: two dims of one op may not be split over one mesh
+axis); it still reaches the op's results, which are resharded after the op.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import heapq
 import itertools
 
 from .op_rules import OpRule
-from .projection import legalize, merge_layouts, split_layout
+from .projection import legalize, merge_prefix, split_layout
 from .program_values import FunctionValues
 from .seeds import Seed
 
@@ -107,10 +108,13 @@ class Solver:
     def _spread(self, key: Key, axes, strength) -> None:
         for r, f in self._factors_of.get(key, ()):
             rule = self.rules[r]
-            if self._blocked(rule, f, axes, strength):
-                continue
+            blocked = self._blocked(rule, f, axes, strength)
             for member in rule.factors[f]:
-                if member != key and member not in self.fixed and member not in self.assigned:
+                if member == key or member in self.fixed or member in self.assigned:
+                    continue
+                # A blocked layout still reaches the op's results: the op computes without
+                # it and the result is resharded after (often a cheap reduce_scatter).
+                if not blocked or member[0] in rule.results:
                     self._push(strength, member, axes)
         for r, g in self._reshapes_of.get(key, ()):
             self._project_reshape(self.rules[r].reshapes[g], key, strength)
@@ -132,7 +136,7 @@ class Solver:
         src, src_dims = (group.operand, group.operand_dims) if from_operand else (group.result, group.result_dims)
         dst, dst_dims = (group.result, group.result_dims) if from_operand else (group.operand, group.operand_dims)
         src_type, dst_type = self.values.values[src].type, self.values.values[dst].type
-        merged = merge_layouts([src_type.size(d) for d in src_dims], [self.final((src, d)) for d in src_dims], self.mesh)
+        merged = merge_prefix([src_type.size(d) for d in src_dims], [self.final((src, d)) for d in src_dims], self.mesh)
         if not merged:
             return
         for d, axes in zip(dst_dims, split_layout(merged, [dst_type.size(d) for d in dst_dims], self.mesh)):
