@@ -31,6 +31,35 @@ def functions(module) -> list:
     return [op for op in module.operation.regions[0].blocks[0].operations if op.operation.name == "func.func"]
 
 
+def defined_functions(module) -> list:
+    """The functions of a module that have a body (declarations have none)."""
+    return [fn for fn in functions(module) if len(fn.regions[0].blocks)]
+
+
+def callees_first(module) -> list:
+    """Defined functions, every callee before its callers (MeshIRError on recursion)."""
+    fns = {function_name(fn): fn for fn in defined_functions(module)}
+    order, state = [], {}
+
+    def visit(name, chain):
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "active":
+            raise MeshIRError(f"recursive calls are not supported: {' -> '.join('@' + n for n in chain + [name])}")
+        state[name] = "active"
+        for op in fns[name].regions[0].blocks[0].operations:
+            if op.operation.name == "func.call":
+                callee = ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value
+                if callee in fns:
+                    visit(callee, chain + [name])
+        state[name] = "done"
+        order.append(fns[name])
+
+    for name in fns:
+        visit(name, [])
+    return order
+
+
 def entry_function(module, name: str | None = None):
     """The function called `name`, else the only public function (or the only function)."""
     fns = functions(module)

@@ -21,7 +21,7 @@ from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.ops import OP_CLASSES
-from meshir.dialect.signature import functions
+from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
 
@@ -45,7 +45,7 @@ class InsertCollectivesPass(ModulePass):
     def apply(self, module_op) -> None:
         check_module(module_op)
         meshes = module_meshes(module_op)
-        for fn in functions(module_op):
+        for fn in defined_functions(module_op):
             mesh = function_mesh(fn, meshes)
             if mesh is not None:
                 with fn.context:

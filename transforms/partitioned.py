@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.signature import functions
+from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType, format_axes
 
 from .collectives.linearity import lazy_operands
@@ -20,7 +20,7 @@ def verify_partitioned(module) -> list[Diagnostic]:
     """Diagnostics for every op of `module` that is not computable on local shards."""
     diags: list[Diagnostic] = []
     meshes = module_meshes(module.operation)
-    for fn in functions(module):
+    for fn in defined_functions(module):
         mesh = function_mesh(fn, meshes)
         if mesh is None:
             continue

@@ -13,19 +13,18 @@ from dataclasses import dataclass
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.signature import functions
+from meshir.dialect.signature import callees_first, function_name, functions
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
 
 from .propagation.layout_rules import parse_rules_text, rules_from_attribute
 from .propagation.op_rules import op_rule
 from .propagation.program_values import index_function
-from .propagation.reshards import rewrite_function
+from .propagation.reshards import reshard_operand, rewrite_function
 from .propagation.seeds import (
     check_rules_on_mesh,
     check_shard_conflicts,
     fixed_dims,
-    result_annotation_seeds,
     rule_seeds,
 )
 from .propagation.solver import Solver
@@ -43,13 +42,16 @@ class PropagateShardingPass(ModulePass):
         check_module(module_op)
         extra = parse_rules_text(self.rules) if self.rules else {}
         meshes = module_meshes(module_op)
-        for fn in functions(module_op):
+        for fn in callees_first(module_op):
             propagate_function(fn, function_mesh(fn, meshes), extra)
         check_module(module_op)
 
 
 def propagate_function(fn, mesh, extra_rules=None) -> int:
     """Propagate layouts through one function in place; returns the reshards inserted."""
+    calls = _calls(fn)
+    for call, callee in calls:
+        _adopt_callee_results(call, callee)
     values = index_function(fn)
     if mesh is None:
         if extra_rules:
@@ -59,11 +61,45 @@ def propagate_function(fn, mesh, extra_rules=None) -> int:
     rules = {**rules_from_attribute(fn), **(extra_rules or {})}
     check_rules_on_mesh(rules, mesh, fn.location)
     check_shard_conflicts(values)
-    fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    declared_results = [TensorType.from_mlir(t) for t in fn_type.results]
     op_rules = [r for r in (op_rule(op, values) for op in values.ops) if r is not None]
     solver = Solver(values, op_rules, mesh.shape)
-    solver.solve(fixed_dims(values),
-                 result_annotation_seeds(fn, values, declared_results) + rule_seeds(values, rules, mesh))
+    solver.solve(fixed_dims(values), rule_seeds(values, rules, mesh))
     with fn.context:
-        return rewrite_function(fn, values, op_rules, solver, mesh, declared_results)
+        inserted = rewrite_function(fn, values, op_rules, solver, mesh)
+        for call, callee in calls:
+            inserted += _reshard_call_operands(call, callee)
+    return inserted
+
+
+def _calls(fn) -> list:
+    """(func.call op, callee func op) for calls to functions defined in the module."""
+    module = fn.operation.parent
+    by_name = {function_name(f): f for f in functions(module)}
+    out = []
+    for op in fn.regions[0].blocks[0].operations:
+        if op.operation.name == "func.call":
+            callee = by_name.get(ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value)
+            if callee is not None:
+                out.append((op, callee))
+    return out
+
+
+def _callee_types(callee):
+    return ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value)
+
+
+def _adopt_callee_results(call, callee) -> None:
+    """Callees are propagated first: a call's results have the callee's result layouts."""
+    for result, t in zip(call.operation.results, _callee_types(callee).results):
+        result.set_type(t)
+
+
+def _reshard_call_operands(call, callee) -> int:
+    """Operands laid out otherwise than the callee's arguments are resharded before the call."""
+    inserted = 0
+    for k, t in enumerate(_callee_types(callee).inputs):
+        have = call.operation.operands[k].type
+        if have != t:
+            reshard_operand(call, k, TensorType.from_mlir(t))
+            inserted += 1
+    return inserted

@@ -101,3 +101,25 @@ def test_conflicting_shards_on_one_value_are_an_error():
         prog.result(mi.shard(x, {"batch": "x"}) + mi.shard(x, {"batch": "y"}))
     with pytest.raises(mi.MeshIRError, match=r"conflicting mtf.shard constraints on %arg0: 'batch' is @x at .*:\d+:\d+ and @y here"):
         mi.propagate(prog)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("b:x,", "ends with a comma"),
+    ("b:(x,,y)", "axes of 'b' must be mesh axis names"),
+    ("b:(1x)", "axes of 'b' must be mesh axis names"),
+    ("b x", "expected 'dim:axis'"),
+    ("b:x,b:y", "give 'b' twice"),
+])
+def test_malformed_rules_text(text, message):
+    from meshir.transforms.propagation.layout_rules import parse_rules_text
+
+    with pytest.raises(mi.MeshIRError, match=message):
+        parse_rules_text(text)
+
+
+def test_rules_text_forms():
+    from meshir.transforms.propagation.layout_rules import format_rules, parse_rules_text
+
+    rules = parse_rules_text(" batch : x , d_ff:(x, y), d_model:() ")
+    assert rules == {"batch": ("x",), "d_ff": ("x", "y"), "d_model": ()}
+    assert parse_rules_text(format_rules(rules)) == rules

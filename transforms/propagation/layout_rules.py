@@ -9,6 +9,7 @@ from meshir._jax_private import ir
 from meshir.dialect.diagnostics import MeshIRError
 
 Rules = dict[str, tuple[str, ...]]
+_AXIS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _RULE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(\(\s*\)|\([^)]*\)|[A-Za-z_][A-Za-z0-9_]*)\s*(,|$)")
 
 
@@ -24,7 +25,13 @@ def parse_rules_text(text: str) -> Rules:
                 f"malformed layout rules at column {pos + 1} of '{text}': expected 'dim:axis' or 'dim:(axis,...)'"
             )
         name, axes = match.group(1), match.group(2)
-        axes_tuple = tuple(a.strip() for a in axes.strip("()").split(",") if a.strip())
+        parts = [a.strip() for a in axes.strip("()").split(",")] if axes.strip("() ") else []
+        if any(not _AXIS.match(a) for a in parts):
+            raise MeshIRError(f"malformed layout rules at column {pos + 1} of '{text}': "
+                              f"axes of '{name}' must be mesh axis names, got '{axes}'")
+        if match.group(3) == "," and match.end() == len(text):
+            raise MeshIRError(f"malformed layout rules: '{text}' ends with a comma")
+        axes_tuple = tuple(parts)
         if name in rules:
             raise MeshIRError(f"layout rules give '{name}' twice in '{text}'")
         rules[name] = axes_tuple

@@ -14,7 +14,7 @@ from meshir._jax_private import ir
 from meshir.dialect.ops import ShardOp
 from meshir.dialect.tensor_type import TensorType
 
-from .op_rules import LAYOUT_OPS, OpRule
+from .op_rules import ALONG_DIM_ATTRS, LAYOUT_OPS, OpRule
 from .projection import merge_layouts, merge_prefix, split_layout
 from .program_values import FunctionValues
 from .solver import WEAKEST, Solver
@@ -71,7 +71,29 @@ def _reshape_layouts(rule: OpRule, values, solver, mesh) -> dict[tuple[int, str]
     return out
 
 
-def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: Solver, mesh, declared_results) -> int:
+def _collective_layouts(rule: OpRule, values, solver) -> dict[tuple[int, str], tuple[str, ...]]:
+    """A collective changes only the dims (and pending axes) it names; every other dim must
+    keep one layout across it: the result's, cut before any axis the collective uses."""
+    op, src, dst = rule.op, rule.operands[0], rule.results[0]
+    changed = {op.attr(a) for a in ALONG_DIM_ATTRS.get(op.operation.name, ())}
+    src_type, dst_type = values.values[src].type, values.values[dst].type
+    busy = set(op.attr("axes") or ()) | set(src_type.partial) | set(dst_type.partial)
+    for d in changed:
+        busy |= set(solver.final((src, d))) | set(solver.final((dst, d)))
+    wanted = {}
+    for d in dst_type.names:
+        if d in changed:
+            continue
+        axes = []
+        for a in solver.final((dst, d)):
+            if a in busy:
+                break
+            axes.append(a)
+        wanted[(src, d)] = wanted[(dst, d)] = tuple(axes)
+    return wanted
+
+
+def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: Solver, mesh) -> int:
     """Retype every value, insert reshards, update the signature. Returns reshards inserted."""
     finals = {info.index: final_type(values, solver, info.index) for info in values.values}
     for info in values.values:
@@ -79,21 +101,24 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
     inserted = 0
     for rule in rules:
         name = rule.op.operation.name
-        if not name.startswith("mtf.") or name in LAYOUT_OPS:
+        if not name.startswith("mtf.") or name in ("mtf.shard", "mtf.collective_permute"):
             continue
-        wanted = (_reshape_layouts(rule, values, solver, mesh.shape) if rule.reshapes
-                  else computation_layouts(rule, solver))
+        if name in LAYOUT_OPS:
+            wanted = _collective_layouts(rule, values, solver)
+        elif rule.reshapes:
+            wanted = _reshape_layouts(rule, values, solver, mesh.shape)
+        else:
+            wanted = computation_layouts(rule, solver)
         for position, vid in enumerate(rule.operands):
             need = _with(finals[vid], vid, wanted)
             if need != finals[vid]:
-                _reshard_operand(rule.op, position, need)
+                reshard_operand(rule.op, position, need)
                 inserted += 1
         for vid in rule.results:
             need = _with(finals[vid], vid, wanted)
             if need != finals[vid]:
                 _reshard_result(rule.op, values.values[vid].value, need, finals[vid])
                 inserted += 1
-    inserted += _reshard_returns(fn, declared_results)
     _update_signature(fn)
     return inserted
 
@@ -114,7 +139,8 @@ def _with(t: TensorType, vid: int, wanted) -> TensorType:
     return t.with_layout(layout)
 
 
-def _reshard_operand(op, position: int, need: TensorType) -> None:
+def reshard_operand(op, position: int, need: TensorType) -> None:
+    """Insert `mtf.shard {reshard = true}` before `op` on its operand `position`."""
     operand = op.operation.operands[position]
     with op.location:
         shard = ShardOp(need, [operand], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint(op))
@@ -126,21 +152,6 @@ def _reshard_result(op, value, need: TensorType, keep: TensorType) -> None:
     with op.location:
         shard = ShardOp(keep, [value], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint.after(op))
     value.replace_all_uses_except(shard.result, shard.operation)
-
-
-def _reshard_returns(fn, declared_results) -> int:
-    """A layout written on a function result is a contract: reshard the returned value to it."""
-    ret = list(fn.regions[0].blocks[0].operations)[-1]
-    inserted = 0
-    for position, declared in enumerate(declared_results):
-        operand = ret.operation.operands[position]
-        have = TensorType.from_mlir(operand.type)
-        stated = {d.name: d.axes for d in declared.dims if d.axes is not None}
-        need = have.with_layout(stated)
-        if need != have:
-            _reshard_operand(ret, position, need)
-            inserted += 1
-    return inserted
 
 
 def _update_signature(fn) -> None:

@@ -15,8 +15,9 @@ from meshir.dialect.tensor_type import format_axes
 from .layout_rules import Rules
 from .program_values import FunctionValues
 
-SHARD, ANNOTATION, RULE = 0, 1, 2
-PRIORITY_NAMES = {SHARD: "mtf.shard", ANNOTATION: "annotation", RULE: "layout rule"}
+SHARD, ANNOTATION, RULE, RENAMED_RULE = 0, 1, 2, 3
+PRIORITY_NAMES = {SHARD: "mtf.shard", ANNOTATION: "annotation", RULE: "layout rule",
+                  RENAMED_RULE: "layout rule of another name (through rename or reshape)"}
 
 
 @dataclass(frozen=True)
@@ -33,20 +34,6 @@ def fixed_dims(values: FunctionValues) -> list[Seed]:
     for info in values.values:
         priority = SHARD if info.owner is not None and info.owner.operation.name == "mtf.shard" else ANNOTATION
         seeds += [Seed(info.index, d.name, d.axes, priority) for d in info.type.dims if d.axes is not None]
-    return seeds
-
-
-def result_annotation_seeds(fn, values: FunctionValues, result_types) -> list[Seed]:
-    """A layout written on a function result seeds the returned value's free dims."""
-    block = fn.regions[0].blocks[0]
-    ret = list(block.operations)[-1]
-    seeds = []
-    for operand, t in zip(ret.operation.operands, result_types):
-        vid = values.id_of(operand)
-        if vid is None:
-            continue
-        free = {d.name for d in values.values[vid].type.dims if d.axes is None}
-        seeds += [Seed(vid, d.name, d.axes, ANNOTATION) for d in t.dims if d.axes is not None and d.name in free]
     return seeds
 
 

@@ -22,10 +22,17 @@ import itertools
 from .op_rules import OpRule
 from .projection import legalize, merge_prefix, split_layout
 from .program_values import FunctionValues
-from .seeds import Seed
+from .seeds import RENAMED_RULE, RULE, Seed
 
 Key = tuple[int, str]
 WEAKEST = (99, 0, 0)
+
+
+def _renamed(strength: tuple, source: Key, target: Key) -> tuple:
+    """A rule's layout arriving under another name ranks below that name's own rule."""
+    if source[1] != target[1] and strength[0] >= RULE:
+        return (RENAMED_RULE,) + tuple(strength[1:])
+    return strength
 
 
 class Solver:
@@ -82,11 +89,25 @@ class Solver:
                     self._spread(key, self.fixed[key][0], strength)
                 continue
             if key in self.assigned:
+                self._maybe_extend(key, axes)
                 continue
             info = self.values.values[key[0]]
             legal = legalize(axes, info.type.size(key[1]), self._used_axes(key), self.mesh)
             if axes and not legal:
                 continue  # nothing of it fits this value: leave the dim to weaker candidates
+            self.assigned[key] = (legal, strength)
+            self._spread(key, legal, strength)
+
+    def _maybe_extend(self, key: Key, axes) -> None:
+        """A propagated split may grow when a later candidate extends it (its axes are a
+        prefix of the candidate's): a reshape merge seen before all its parts were laid out
+        gets the rest. A replicated pin (`@()`) never grows."""
+        current, strength = self.assigned[key]
+        if not current or len(axes) <= len(current) or tuple(axes[: len(current)]) != current:
+            return
+        info = self.values.values[key[0]]
+        legal = legalize(axes, info.type.size(key[1]), self._used_axes(key), self.mesh)
+        if len(legal) > len(current):
             self.assigned[key] = (legal, strength)
             self._spread(key, legal, strength)
 
@@ -110,12 +131,12 @@ class Solver:
             rule = self.rules[r]
             blocked = self._blocked(rule, f, axes, strength)
             for member in rule.factors[f]:
-                if member == key or member in self.fixed or member in self.assigned:
+                if member == key or member in self.fixed:
                     continue
                 # A blocked layout still reaches the op's results: the op computes without
                 # it and the result is resharded after (often a cheap reduce_scatter).
                 if not blocked or member[0] in rule.results:
-                    self._push(strength, member, axes)
+                    self._push(_renamed(strength, key, member), member, axes)
         for r, g in self._reshapes_of.get(key, ()):
             self._project_reshape(self.rules[r].reshapes[g], key, strength)
 
@@ -140,5 +161,5 @@ class Solver:
         if not merged:
             return
         for d, axes in zip(dst_dims, split_layout(merged, [dst_type.size(d) for d in dst_dims], self.mesh)):
-            if axes and (dst, d) not in self.fixed and (dst, d) not in self.assigned:
-                self._push(strength, (dst, d), axes)
+            if axes and (dst, d) not in self.fixed:
+                self._push(_renamed(strength, key, (dst, d)), (dst, d), axes)

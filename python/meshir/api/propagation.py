@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from meshir.dialect import Mesh, MeshIRError, TensorType, get_context
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.signature import function_name, functions, signature
+from meshir.dialect.signature import defined_functions, function_name, signature
 from meshir.dialect.tensor_type import format_axes
 
 
@@ -34,7 +34,7 @@ def layout_table(program_or_module) -> str:
     module = _module_of(program_or_module)
     meshes = module_meshes(module.operation)
     lines = []
-    for fn in functions(module):
+    for fn in defined_functions(module):
         mesh = function_mesh(fn, meshes)
         lines.append(f"@{function_name(fn)}" + (f" on mesh {mesh}" if mesh else " (no mesh)"))
         rows = [("value", "op", "dims", "shard shape")]

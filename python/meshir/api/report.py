@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.signature import function_name, functions
+from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType, format_axes
 
 from .propagation import layout_table
@@ -29,7 +29,7 @@ class CollectiveRecord:
 def collectives_of(module) -> list[CollectiveRecord]:
     """Every collective of every function, in program order."""
     records = []
-    for fn in functions(module):
+    for fn in defined_functions(module):
         for op in fn.regions[0].blocks[0].operations:
             name = op.operation.name
             if name not in COLLECTIVE_OPS:

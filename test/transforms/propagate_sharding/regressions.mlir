@@ -1,7 +1,5 @@
-// XFAIL: *
-// Known bugs of mtf-propagate-sharding: each case states what propagation should give.
-// The file fails as long as one of them does; when all are fixed, lit reports XPASS:
-// remove the XFAIL line and move the cases to their area's file.
+// Regression tests of fixed mtf-propagate-sharding bugs: each case states what propagation
+// must give and why.
 // RUN: meshir-opt %s --split-input-file --mtf-propagate-sharding | filecheck %s
 
 // BUG 1. A reshape merging dims whose layouts were *propagated* (not written) keeps only
@@ -71,9 +69,11 @@ func.func @all_reduce_free_dim_gets_two_layouts(%p: !mtf.tensor<b=8@x, d=16, f32
 
 // From a rule instead of a user: d:x applies to the all_slice's operand (x still free
 // there) but not to its result (b takes x) -> "mesh axis 'x' is already used by the
-// operand".
+// operand". The argument keeps the rule's d@x and is resharded before the all_slice.
 // CHECK-LABEL: func.func @all_slice_free_dim_gets_two_layouts
-// CHECK: "mtf.all_slice"(%arg0) {axes = ["x"], dim = "b"} : (!mtf.tensor<b=8@(), d=16[[D:(@[(][a-z,]*[)]|@[a-z]+)]], f32>) -> !mtf.tensor<b=8@x, d=16[[D]], f32>
+// CHECK-SAME: (%arg0: !mtf.tensor<b=8@(), d=16@x, f32>)
+// CHECK-NEXT: %[[R:.*]] = "mtf.shard"(%arg0) {reshard = true} : (!mtf.tensor<b=8@(), d=16@x, f32>) -> !mtf.tensor<b=8@(), d=16@(), f32>
+// CHECK-NEXT: "mtf.all_slice"(%[[R]]) {axes = ["x"], dim = "b"} : (!mtf.tensor<b=8@(), d=16@(), f32>) -> !mtf.tensor<b=8@x, d=16@(), f32>
 func.func @all_slice_free_dim_gets_two_layouts(%a: !mtf.tensor<b=8, d=16, f32>) -> !mtf.tensor<b=8@x, d=16, f32> attributes {mtf.layout_rules = {d = ["x"]}} {
   %0 = "mtf.all_slice"(%a) {dim = "b", axes = ["x"]} : (!mtf.tensor<b=8, d=16, f32>) -> !mtf.tensor<b=8@x, d=16, f32>
   return %0 : !mtf.tensor<b=8@x, d=16, f32>
@@ -107,7 +107,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-LABEL: func.func @callee
 // CHECK-SAME: (%arg0: [[IN:!mtf.tensor<[^>]*>]]) -> [[OUT:!mtf.tensor<[^>]*>]]
 // CHECK-LABEL: func.func @caller
-// CHECK: func.call @callee(%{{.*}}) : ([[IN]]) -> [[OUT]]
+// CHECK: {{(func\.)?}}call @callee(%{{.*}}) : ([[IN]]) -> [[OUT]]
 func.func @callee(%a: !mtf.tensor<b=8, f32>) -> !mtf.tensor<b=8, f32> {
   %0 = "mtf.exp"(%a) : (!mtf.tensor<b=8, f32>) -> !mtf.tensor<b=8, f32>
   return %0 : !mtf.tensor<b=8, f32>
@@ -116,4 +116,21 @@ func.func @caller(%a: !mtf.tensor<b=8, f32>) -> !mtf.tensor<b=8@x, f32> {
   %0 = func.call @callee(%a) : (!mtf.tensor<b=8, f32>) -> !mtf.tensor<b=8, f32>
   %1 = "mtf.shard"(%0) : (!mtf.tensor<b=8, f32>) -> !mtf.tensor<b=8@x, f32>
   return %1 : !mtf.tensor<b=8@x, f32>
+}
+
+// -----
+
+// A name's own rule beats another name's rule arriving through a rename: with b:x and d:y,
+// rename(b -> d) gives the value d@y (d's rule), not d@x (b's rule); the rename itself
+// computes where the data is (b@x) and its result is resharded.
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// CHECK-LABEL: func.func @own_rule_beats_renamed_rule
+// CHECK-SAME: (%arg0: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<d=8@y, f32>
+// CHECK-NEXT: %[[R:.*]] = "mtf.rename"(%arg0) : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<d=8@x, f32>
+// CHECK-NEXT: %[[S:.*]] = "mtf.shard"(%[[R]]) {reshard = true} : (!mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@y, f32>
+// CHECK-NEXT: return %[[S]]
+func.func @own_rule_beats_renamed_rule(%a: !mtf.tensor<b=8, f32>) -> !mtf.tensor<d=8, f32> attributes {mtf.layout_rules = {b = ["x"], d = ["y"]}} {
+  %0 = "mtf.rename"(%a) : (!mtf.tensor<b=8, f32>) -> !mtf.tensor<d=8, f32>
+  return %0 : !mtf.tensor<d=8, f32>
 }
