@@ -25,6 +25,19 @@ def _kind(dtype: np.dtype) -> str:
 _ACCEPTS = {"b": "b", "i": "bi", "f": "bif"}
 
 
+def check_kind_and_shape(dtype, shape, t: TensorType, what: str) -> None:
+    """A MeshIRError naming `what` unless an array of `dtype` and `shape` may stand for `t`.
+
+    Reads no values, so the PJRT runtime checks jax.Arrays with it without copying them to
+    the host; `convert_input` applies it to everything else.
+    """
+    dtype = np.dtype(dtype)
+    if _kind(dtype) not in _ACCEPTS[_kind(t.dtype)]:
+        raise MeshIRError(f"{what}: expected element type {t.element_type} ({t.dtype.name}), got {dtype.name}")
+    if tuple(shape) != t.shape:
+        raise MeshIRError(f"{what}: expected global shape {shape_text(t)}, got {tuple(shape)}")
+
+
 def convert_input(value, t: TensorType, what: str) -> np.ndarray:
     """`value` as an array of `t`'s global shape and dtype, or a MeshIRError naming `what`.
 
@@ -36,13 +49,8 @@ def convert_input(value, t: TensorType, what: str) -> np.ndarray:
         array = np.asarray(value)
     except Exception as e:  # noqa: BLE001 - any failure to make an array is the user's input
         raise MeshIRError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
+    check_kind_and_shape(array.dtype, array.shape, t, what)
     target = t.dtype
-    if _kind(array.dtype) not in _ACCEPTS[_kind(target)]:
-        raise MeshIRError(
-            f"{what}: expected element type {t.element_type} ({target.name}), got {array.dtype.name}"
-        )
-    if array.shape != t.shape:
-        raise MeshIRError(f"{what}: expected global shape {shape_text(t)}, got {tuple(array.shape)}")
     if _kind(target) == "i" and _kind(array.dtype) == "i" and array.size:
         info = np.iinfo(target)
         low, high = array.min(), array.max()

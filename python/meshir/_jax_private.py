@@ -28,3 +28,45 @@ def new_context() -> ir.Context:
     stablehlo.register_dialect(ctx)
     ctx.allow_unregistered_dialects = True
     return ctx
+
+
+# -- PJRT: compiling and running StableHLO on a set of devices ---------------------------------
+def compile_options(num_partitions: int, devices):
+    """jax's compile options for one replica and `num_partitions` partitions, partition `i`
+    on `devices[i]` (SPMD partitioning and Shardy as jax configures them)."""
+    import numpy as np
+    from jax._src import compiler
+
+    assignment = np.array([[d.id for d in devices]], dtype=np.int64)
+    return compiler.get_compile_options(num_replicas=1, num_partitions=num_partitions, device_assignment=assignment)
+
+
+def device_list(devices):
+    """The DeviceList PJRT's `compile_and_load` takes as `executable_devices`."""
+    from jax._src.lib import xla_client
+
+    return xla_client.DeviceList(tuple(devices))
+
+
+def compile_and_load(module_text: str, devices):
+    """Compile StableHLO text (with `mhlo.num_partitions` = len(devices)) for `devices` and
+    load it; returns the LoadedExecutable (`execute_sharded([...])` runs it)."""
+    import jax.extend
+
+    backend = jax.extend.backend.get_backend(devices[0].platform)
+    return backend.compile_and_load(module_text, device_list(devices), compile_options(len(devices), devices))
+
+
+# -- PJRT runtime (meshir.lowering.runtime): backend state and running a loaded executable -----
+def backend_started() -> bool:
+    """Whether jax has created its backends (after that, `jax_num_cpu_devices` is frozen)."""
+    from jax._src import xla_bridge
+
+    return xla_bridge.backends_are_initialized()
+
+
+def run_sharded(executable, arrays) -> list[list]:
+    """Run a LoadedExecutable on one jax.Array per parameter (each laid out on the
+    executable's devices); per result, its single-device shards in the executable's device
+    order."""
+    return executable.execute_sharded(list(arrays)).disassemble_into_single_device_arrays()

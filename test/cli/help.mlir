@@ -14,6 +14,8 @@
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
+// CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower partitioned mtf functions to StableHLO with Shardy shardings
+// CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)
 // CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
 // CHECK-NEXT: --mtf-strip-layouts {{ +}}Remove every layout and partial marker from !mtf.tensor types

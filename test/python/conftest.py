@@ -5,6 +5,11 @@ import pytest
 
 from meshir.dialect import parse_module
 from meshir.dialect.interpreter import interpret
+from meshir.lowering.runtime import ensure_cpu_devices
+
+# Partitioned programs run on 8 CPU devices. pytest imports this file before any test can
+# start jax's backend; ensure_cpu_devices is a no-op if something started it already.
+ensure_cpu_devices(8)
 
 MESH_2X2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>'
 

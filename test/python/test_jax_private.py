@@ -29,3 +29,31 @@ def test_python_pass_runs_in_a_pass_manager():
         pm.add(lambda op, p: seen.append(op.name), name="probe", argument="probe")
         pm.run(module.operation)
     assert seen == ["builtin.module"]
+
+
+def test_pjrt_helpers_compile_and_run_a_one_device_module():
+    import jax
+    import numpy as np
+
+    devices = jax.devices()[:1]
+    text = (
+        "module attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+        "  func.func public @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "    %0 = stablehlo.add %a, %a : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n"
+    )
+    exe = jp.compile_and_load(text, devices)
+    out = exe.execute_sharded([jax.device_put(np.array([1.0, 2.0], np.float32), devices[0])])
+    (shards,) = out.disassemble_into_single_device_arrays()
+    np.testing.assert_array_equal(np.asarray(shards[0]), [2.0, 4.0])
+
+
+def test_runtime_helpers_backend_started_and_run_sharded():
+    import jax
+    import numpy as np
+
+    devices = jax.devices()[:1]
+    assert jp.backend_started()  # jax.devices() started it
+    text = "func.func public @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
+    exe = jp.compile_and_load(text, devices)
+    (shards,) = jp.run_sharded(exe, [jax.device_put(np.array([1.0, 2.0], np.float32), devices[0])])
+    np.testing.assert_array_equal(np.asarray(shards[0]), [1.0, 2.0])

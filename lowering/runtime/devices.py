@@ -1,0 +1,106 @@
+"""Devices for a mesh, and the jax meshes and shardings that describe MeshIR layouts.
+
+MeshIR numbers devices like docs/partitioning.md: partition id `p` is the row-major index of
+the device's mesh coordinates, and partition `p` runs on the backend's device `p`. The jax
+Mesh built here puts the same devices at the same coordinates, so a `NamedSharding` of a
+layout places on each device exactly the block the per-device program expects.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import jax
+import numpy as np
+from jax.extend.backend import get_backend
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+from meshir import _jax_private as jp
+from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.mesh import Mesh
+from meshir.dialect.tensor_type import TensorType, TypeContentError
+
+#: CPU devices reserved when MeshIR starts the backend: every mesh of up to 8 devices works.
+DEFAULT_CPU_DEVICES = 8
+
+_FORCE_FLAG = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
+
+
+def _cpu_may_be_default() -> bool:
+    """False when the user restricted jax to platforms without the CPU (their GPU/TPU setup)."""
+    platforms = jax.config.jax_platforms
+    return not platforms or "cpu" in [p.strip() for p in platforms.split(",")]
+
+
+def _requested_cpu_devices() -> int:
+    """The CPU device count the user already asked for (config or XLA_FLAGS), 0 if none."""
+    flag = _FORCE_FLAG.search(os.environ.get("XLA_FLAGS", ""))
+    return max(jax.config.jax_num_cpu_devices, int(flag.group(1)) if flag else 0)
+
+
+def ensure_cpu_devices(n: int) -> None:
+    """Make sure a mesh of `n` devices can run on the CPU, without setup by the user.
+
+    Before jax starts its backend, raise `jax_num_cpu_devices` to at least `max(n, 8)`
+    (never lowering what the user configured, and leaving setups that exclude the CPU
+    alone). Once the backend runs, the count is frozen: `mesh_devices` reports a shortfall.
+    Starts nothing itself, so it is safe to call at import time.
+    """
+    if jp.backend_started() or not _cpu_may_be_default():
+        return
+    wanted = max(n, DEFAULT_CPU_DEVICES)
+    if _requested_cpu_devices() < wanted:
+        jax.config.update("jax_num_cpu_devices", wanted)
+
+
+def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
+    """The devices of `mesh`, partition id order: the backend's first `mesh.size` devices.
+
+    Raises MeshIRError when the backend has fewer, saying how to get more.
+    """
+    ensure_cpu_devices(mesh.size)
+    backend = get_backend(platform)
+    devices = backend.devices()
+    if len(devices) < mesh.size:
+        raise MeshIRError(
+            f"mesh @{mesh.name} = <{mesh.format_axes()}> needs {mesh.size} devices, but the "
+            f"{backend.platform} backend has {len(devices)}. jax started before MeshIR could "
+            f"configure it: use MeshIR before other jax calls, or before jax starts set "
+            f'jax.config.update("jax_num_cpu_devices", {mesh.size}) or '
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={mesh.size}"
+        )
+    return list(devices[: mesh.size])
+
+
+def jax_mesh(mesh: Mesh, platform: str | None = None) -> jax.sharding.Mesh:
+    """The `jax.sharding.Mesh` of `mesh`: MeshIR's device order, `AxisType.Auto` axes.
+
+    (jax 0.10 meshes default to Explicit axes, under which jax refuses to infer shardings
+    of sharded contractions in user code that mixes our results with jax ops.)
+    """
+    grid = np.array(mesh_devices(mesh, platform), dtype=object).reshape(tuple(s for _, s in mesh.axes))
+    return jax.sharding.Mesh(grid, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.axes))
+
+
+def partition_spec(t: TensorType) -> PartitionSpec:
+    """Dim i -> entry i: None (replicated or free), "x", or ("x", "y") major to minor."""
+    if t.partial:
+        raise MeshIRError(f"{t} is a partial value; only reduced values can be passed to or returned from a program")
+    entries = [None if not d.axes else d.axes[0] if len(d.axes) == 1 else tuple(d.axes) for d in t.dims]
+    return PartitionSpec(*entries)
+
+
+def shard_shape(mesh: Mesh, t: TensorType) -> tuple[int, ...]:
+    """The shape of one device's block of `t` on `mesh`; MeshIRError if a split does not divide."""
+    try:
+        return t.local_shape(mesh.shape)
+    except TypeContentError as e:
+        raise MeshIRError(f"{t} on mesh @{mesh.name}: {e}") from None
+
+
+def named_sharding(mesh: Mesh | jax.sharding.Mesh, t: TensorType) -> NamedSharding:
+    """The `NamedSharding` of `t`'s layout on `mesh` (a MeshIR Mesh, or its `jax_mesh`)."""
+    if isinstance(mesh, Mesh):
+        shard_shape(mesh, t)
+        mesh = jax_mesh(mesh)
+    return NamedSharding(mesh, partition_spec(t))

@@ -1,0 +1,99 @@
+"""`Executable`: a StableHLO module compiled once by PJRT for a mesh, called like a function.
+
+Construction checks the module against the signature, compiles for the mesh's devices and
+checks the compiled layouts; calls bind, check and place the arguments, run, and wrap each
+result's per-device shards into one jax.Array with the result's NamedSharding. Everything
+that could make devices wait on each other (a missing argument, a buffer on the wrong
+device) is settled before PJRT runs anything.
+"""
+from __future__ import annotations
+
+import jax
+
+from meshir import _jax_private as jp
+from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.mesh import Mesh
+from meshir.dialect.signature import Signature
+
+from .arguments import place_arguments, x64_scope
+from .devices import jax_mesh, named_sharding, shard_shape
+from .entry import prepare_entry
+from .pjrt import check_compiled_shardings, compile_for_devices
+from .report import runtime_report
+
+MODES = ("explicit", "gspmd")
+
+
+class Executable:
+    """A compiled MeshIR program.
+
+    `stablehlo_module`: text, `ir.Module` or module op, entry `@main` (or the signature's
+    function, or the only function); `mode`: "explicit" (per-device StableHLO in
+    `sdy.manual_computation`) or "gspmd" (global StableHLO partitioned by XLA's Shardy);
+    `report`: the compile pipeline's report, shown by `report()`; `platform`: a jax backend
+    name (default: jax's default backend).
+    """
+
+    def __init__(self, stablehlo_module, mesh: Mesh, signature: Signature, mode: str = "explicit",
+                 report=None, platform: str | None = None):
+        if mode not in MODES:
+            raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
+        self.mesh, self.signature, self.mode, self.compile_report = mesh, signature, mode, report
+        self.arg_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.arg_types)
+        self.result_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.result_types)
+        self.jax_mesh = jax_mesh(mesh, platform)
+        self.devices = list(self.jax_mesh.devices.flat)
+        self.in_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.arg_types)
+        self.out_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.result_types)
+        self._entry = prepare_entry(stablehlo_module, signature, mesh)
+        self._loaded = compile_for_devices(self._entry.computation, self.devices)
+        check_compiled_shardings(self._loaded, self.devices, signature, self.in_shardings, self.out_shardings)
+
+    def __call__(self, *args, **kwargs):
+        """Run on arguments by position or name (NumPy, Python numbers/lists, jax.Arrays).
+
+        Returns a jax.Array with the result's NamedSharding, or a tuple for several results.
+        """
+        placed = place_arguments(self.signature, self.in_shardings, args, kwargs)
+        shards = jp.run_sharded(self._loaded, placed)
+        types = self.signature.result_types
+        with x64_scope(types):
+            results = tuple(
+                jax.make_array_from_single_device_arrays(t.shape, sharding, parts)
+                for t, sharding, parts in zip(types, self.out_shardings, shards)
+            )
+        return results[0] if len(results) == 1 else results
+
+    def stablehlo_text(self) -> str:
+        """The StableHLO module this executable runs, entry renamed `@main`. (For a one-device
+        mesh PJRT gets it with `sdy.manual_computation` inlined, see single_device.py.)"""
+        return self._entry.text
+
+    def compiled_hlo_text(self) -> str:
+        """The HLO after XLA's partitioning and optimisation (per device)."""
+        return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
+
+    def cost_analysis(self) -> dict | None:
+        """XLA's cost analysis (flops, bytes accessed, ...) per device; None if the backend has none."""
+        return _unless_unimplemented(self._loaded.cost_analysis)
+
+    def memory_analysis(self):
+        """PJRT's CompiledMemoryStats (argument, output, temp bytes per device), or None."""
+        return _unless_unimplemented(self._loaded.get_compiled_memory_stats)
+
+    def report(self) -> str:
+        """Mesh, devices, arguments and results with layouts and shard shapes, PJRT's memory
+        figures, then the compile pipeline's report when one was given."""
+        return runtime_report(self)
+
+    def __repr__(self) -> str:
+        return f"<meshir Executable @{self.signature.function} on {self.mesh}, {self.mode} mode>"
+
+
+def _unless_unimplemented(query):
+    try:
+        return query()
+    except jax.errors.JaxRuntimeError as e:
+        if "UNIMPLEMENTED" in str(e):
+            return None
+        raise

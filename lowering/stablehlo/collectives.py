@@ -1,0 +1,121 @@
+"""The collectives, with replica groups computed from the mesh (groups.py).
+
+Like jax's shard_map: `channel_handle` on each, `use_global_device_ids` where StableHLO
+has it (groups are partition ids; there is one replica). all_slice moves no data: each device
+keeps its block with a `dynamic_slice`. A collective over axes whose sizes multiply to 1 is
+the identity and emits nothing.
+"""
+from __future__ import annotations
+
+import math
+
+from . import builder as hlo
+from .context import Program, op_error
+from .device import block_offset
+from .groups import permute_pairs, replica_groups
+from .types import Local
+
+
+def groups_attr(groups) -> str:
+    """`dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>`."""
+    rows = ", ".join("[" + ", ".join(str(p) for p in g) + "]" for g in groups)
+    return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
+
+
+def _group_attrs(b: hlo.Builder, p: Program, axes) -> dict:
+    return {
+        "channel_handle": b.channel_handle(),
+        "replica_groups": groups_attr(replica_groups(p.mesh, axes)),
+        "use_global_device_ids": "",
+    }
+
+
+def _group_size(p: Program, op) -> int:
+    return math.prod(p.mesh.shape[a] for a in op.attr("axes"))
+
+
+def all_reduce(p: Program, op) -> Local:
+    (x,) = p.operands(op)
+    if _group_size(p, op) == 1:
+        return x
+    b = p.b
+    region = hlo.reduction_region(b, op.attr("reduction"), x.elem)
+    return b.op("all_reduce", [x], x.shape, x.elem, _group_attrs(b, p, op.attr("axes")), region)
+
+
+def all_gather(p: Program, op) -> Local:
+    (x,) = p.operands(op)
+    if _group_size(p, op) == 1:
+        return x
+    b, axis = p.b, op.input_type.index(op.attr("dim"))
+    attrs = {"all_gather_dim": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
+    return b.op("all_gather", [x], p.shape(op.result_type), x.elem, attrs)
+
+
+def reduce_scatter(p: Program, op) -> Local:
+    (x,) = p.operands(op)
+    if _group_size(p, op) == 1:
+        return x
+    b, axis = p.b, op.input_type.index(op.attr("dim"))
+    region = hlo.reduction_region(b, op.attr("reduction"), x.elem)
+    attrs = {"scatter_dimension": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
+    return b.op("reduce_scatter", [x], p.shape(op.result_type), x.elem, attrs, region)
+
+
+def all_slice(p: Program, op) -> Local:
+    """Keep the device's block along `dim` of the new split over `axes`."""
+    (x,) = p.operands(op)
+    b, result = p.b, op.result_type
+    axis, shape = result.index(op.attr("dim")), p.shape(result)
+    zero = hlo.constant(b, 0, "i32")
+    starts = [block_offset(b, p.mesh, op.attr("axes"), shape[axis]) if i == axis else zero for i in range(x.rank)]
+    return hlo.dynamic_slice(b, x, starts, shape)
+
+
+def all_to_all(p: Program, op) -> Local:
+    """Split `dst_dim` into n blocks, send block j to group member j, join what arrives
+    along `src_dim` in group order."""
+    (x,) = p.operands(op)
+    n = _group_size(p, op)
+    if n == 1:
+        return x
+    b, src = p.b, op.input_type
+    attrs = {
+        "split_dimension": f"{src.index(op.attr('dst_dim'))} : i64",
+        "concat_dimension": f"{src.index(op.attr('src_dim'))} : i64",
+        "split_count": f"{n} : i64",
+        "replica_groups": groups_attr(replica_groups(p.mesh, op.attr("axes"))),
+        "channel_handle": b.channel_handle(),
+    }
+    return b.op("all_to_all", [x], p.shape(op.result_type), x.elem, attrs)
+
+
+def pairs_attr(pairs) -> str:
+    rows = ", ".join(f"[{s}, {t}]" for s, t in pairs)
+    return f"dense<[{rows}]> : tensor<{len(pairs)}x2xi64>"
+
+
+def collective_permute(p: Program, op) -> Local:
+    """Each device receives the shard it must hold from a device holding it (itself when it
+    already does: every device is a target, so none is left with zeros)."""
+    (x,) = p.operands(op)
+    src, dst = op.input_type, op.result_type
+    try:
+        pairs = permute_pairs(p.mesh, src, dst)
+    except ValueError as e:
+        raise op_error(op, str(e)) from None
+    if all(s == t for s, t in pairs):
+        return x
+    b = p.b
+    attrs = {"source_target_pairs": pairs_attr(pairs), "channel_handle": b.channel_handle()}
+    return b.op("collective_permute", [x], x.shape, x.elem, attrs)
+
+
+RULES = {
+    "mtf.all_reduce": all_reduce,
+    "mtf.all_gather": all_gather,
+    "mtf.reduce_scatter": reduce_scatter,
+    "mtf.all_slice": all_slice,
+    "mtf.all_to_all": all_to_all,
+    "mtf.collective_permute": collective_permute,
+}

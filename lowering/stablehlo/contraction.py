@@ -1,0 +1,89 @@
+"""einsum and the reductions on local shards.
+
+A contraction over a split name leaves a partial sum (the result type says `partial@...`);
+locally there is nothing special to do. einsum: names found in one operand only and absent
+from the result are summed first, then operands are contracted pairwise, left to right, with
+`dot_general` (shared names still needed later are batch dims, the others contracting).
+Floats accumulate in at least f32, as in the reference interpreter.
+"""
+from __future__ import annotations
+
+from . import builder as hlo
+from .builder import i64_dims
+from .context import Program
+from .types import Local, compute_element
+
+
+def dot_general(b: hlo.Builder, x: Local, y: Local, batch, contract) -> Local:
+    """`x . y` with `batch` and `contract` as lists of (x dim, y dim) pairs; the result's
+    dims are batch, x's free dims, y's free dims (StableHLO's order)."""
+    xb, yb = [i for i, _ in batch], [j for _, j in batch]
+    xc, yc = [i for i, _ in contract], [j for _, j in contract]
+    free_x = [s for i, s in enumerate(x.shape) if i not in xb + xc]
+    free_y = [s for j, s in enumerate(y.shape) if j not in yb + yc]
+    shape = [x.shape[i] for i in xb] + free_x + free_y
+    fields = {
+        "lhs_batching_dimensions": xb, "rhs_batching_dimensions": yb,
+        "lhs_contracting_dimensions": xc, "rhs_contracting_dimensions": yc,
+    }
+    numbers = ", ".join(f"{k} = {i64_dims(v)}" for k, v in fields.items() if v)
+    return b.op("dot_general", [x, y], shape, x.elem, {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"})
+
+
+def _sum_out(b: hlo.Builder, v: Local, names: list[str], drop) -> tuple[Local, list[str]]:
+    axes = [i for i, n in enumerate(names) if n in drop]
+    return hlo.reduce(b, v, axes, "sum"), [n for n in names if n not in drop]
+
+
+def _contract_pair(b, x: Local, xn: list[str], y: Local, yn: list[str], needed: set[str]):
+    shared = [n for n in xn if n in yn]
+    batch = [n for n in shared if n in needed]
+    contract = [n for n in shared if n not in needed]
+    out = dot_general(
+        b, x, y,
+        [(xn.index(n), yn.index(n)) for n in batch],
+        [(xn.index(n), yn.index(n)) for n in contract],
+    )
+    return out, batch + [n for n in xn if n not in shared] + [n for n in yn if n not in shared]
+
+
+def einsum(p: Program, op) -> Local:
+    b, result = p.b, op.result_type
+    keep = set(result.names)
+    terms = [
+        (hlo.convert(b, v, compute_element(v.elem)), list(t.names))
+        for v, t in zip(p.operands(op), op.operand_types)
+    ]
+    for i, (v, names) in enumerate(terms):
+        elsewhere = keep.union(*(set(n) for j, (_, n) in enumerate(terms) if j != i))
+        terms[i] = _sum_out(b, v, names, {n for n in names if n not in elsewhere})
+    while len(terms) > 1:
+        (x, xn), (y, yn), rest = terms[0], terms[1], terms[2:]
+        needed = keep.union(*(set(n) for _, n in rest))
+        terms = [_contract_pair(b, x, xn, y, yn, needed)] + rest
+    v, names = terms[0]
+    v = hlo.transpose(b, v, [names.index(n) for n in result.names])
+    return hlo.convert(b, v, result.element_type)
+
+
+def _reduce(kind: str):
+    def rule(p: Program, op) -> Local:
+        b, src, result = p.b, op.input_type, op.result_type
+        (x,) = p.operands(op)
+        if kind == "sum":
+            x = hlo.convert(b, x, compute_element(x.elem))
+        reduced = set(op.reduced_names)
+        v = hlo.reduce(b, x, [i for i, n in enumerate(src.names) if n in reduced], kind)
+        kept = [n for n in src.names if n not in reduced]
+        v = hlo.transpose(b, v, [kept.index(n) for n in result.names])
+        return hlo.convert(b, v, result.element_type)
+
+    return rule
+
+
+RULES = {
+    "mtf.einsum": einsum,
+    "mtf.reduce_sum": _reduce("sum"),
+    "mtf.reduce_max": _reduce("max"),
+    "mtf.reduce_min": _reduce("min"),
+}

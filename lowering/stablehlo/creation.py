@@ -1,0 +1,56 @@
+"""constant and iota: each device makes its own block of the global tensor.
+
+A splat is made at the local shape directly; other constants embed the global value and
+`dynamic_slice` the device's block out of it (offsets from `partition_id`). iota is the
+local iota plus the block's first global index.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from meshir._jax_private import ir
+
+from . import builder as hlo
+from .context import Program
+from .device import INDEX, dim_offsets, is_split
+from .types import Local
+
+
+def _is_splat(op) -> bool:
+    attr = op.operation.attributes["value"]
+    try:
+        return ir.DenseElementsAttr(attr).is_splat
+    except ValueError:
+        return True  # a scalar attribute
+
+
+def constant(p: Program, op) -> Local:
+    t = op.result_type
+    values = op.values()
+    shape = p.shape(t)
+    if _is_splat(op):
+        return hlo.constant(p.b, values.reshape(-1)[0], t.element_type, shape)
+    whole = hlo.dense_constant(p.b, np.asarray(values), t.element_type)
+    if not is_split(t):
+        return whole
+    return hlo.dynamic_slice(p.b, whole, dim_offsets(p.b, p.mesh, t), shape)
+
+
+def global_iota(p: Program, t, axis: int, elem: str = INDEX) -> Local:
+    """The global index along dim `axis` of every element of `t`'s shard (as `elem`)."""
+    b = p.b
+    shape = p.shape(t)
+    local = hlo.iota(b, shape, axis, elem)
+    if not t.dims[axis].axes:
+        return local
+    offset = hlo.convert(b, dim_offsets(b, p.mesh, t)[axis], elem)
+    return hlo.binary(b, "add", local, hlo.scalar_to(b, offset, shape))
+
+
+def iota(p: Program, op) -> Local:
+    t = op.result_type
+    index = "i64" if t.element_type == "i64" else INDEX
+    return hlo.convert(p.b, global_iota(p, t, t.index(op.attr("dim")), index), t.element_type)
+
+
+RULES = {"mtf.constant": constant, "mtf.iota": iota}

@@ -1,0 +1,81 @@
+"""Mesh arithmetic in Python: device coordinates, blocks, replica groups, permutation pairs.
+
+Conventions of docs/partitioning.md: partition id `p` is the row-major index of the mesh
+coordinates; a dim split over axes `(a1, ..., ak)` is cut into blocks numbered by those axes'
+coordinates, major to minor; the devices of a collective's group differ only in the
+collective's axes and are ordered like the blocks of a dim split over those axes (in the
+order the collective names them).
+"""
+from __future__ import annotations
+
+import math
+
+from meshir.dialect.mesh import Mesh
+from meshir.dialect.tensor_type import TensorType
+
+
+def stride(mesh: Mesh, axis: str) -> int:
+    """Product of the sizes of the axes after `axis`: how far apart its coordinates are."""
+    names = mesh.axis_names
+    return math.prod(mesh.shape[a] for a in names[names.index(axis) + 1 :])
+
+
+def coordinates(mesh: Mesh, device: int) -> dict[str, int]:
+    """Axis -> coordinate of a partition id."""
+    return {a: (device // stride(mesh, a)) % s for a, s in mesh.axes}
+
+
+def device_id(mesh: Mesh, coords: dict[str, int]) -> int:
+    """The partition id at mesh coordinates."""
+    return sum(coords[a] * stride(mesh, a) for a in mesh.axis_names)
+
+
+def block_index(mesh: Mesh, coords: dict[str, int], axes) -> int:
+    """The block a device holds of a dim split over `axes` (mixed radix, major to minor)."""
+    index = 0
+    for a in axes:
+        index = index * mesh.shape[a] + coords[a]
+    return index
+
+
+def replica_groups(mesh: Mesh, axes) -> list[list[int]]:
+    """Groups of devices that differ only in `axes`, each ordered by the block order of
+    `axes`; groups are listed by their first member."""
+    axes = tuple(axes)
+    groups: dict[tuple, list[tuple[int, int]]] = {}
+    for p in range(mesh.size):
+        c = coordinates(mesh, p)
+        key = tuple(c[a] for a in mesh.axis_names if a not in axes)
+        groups.setdefault(key, []).append((block_index(mesh, c, axes), p))
+    ordered = [[p for _, p in sorted(members)] for members in groups.values()]
+    return sorted(ordered, key=lambda g: min(g))
+
+
+def device_blocks(mesh: Mesh, t: TensorType, device: int) -> tuple:
+    """What a device holds of a value: its block of every dim, plus its coordinates on the
+    value's pending-partial axes (devices holding different summands hold different data)."""
+    c = coordinates(mesh, device)
+    return tuple(block_index(mesh, c, d.axes or ()) for d in t.dims) + tuple(c[a] for a in t.partial)
+
+
+def permute_pairs(mesh: Mesh, src: TensorType, dst: TensorType) -> list[tuple[int, int]]:
+    """`(source, target)` pairs moving every device's shard from layout `src` to `dst`.
+
+    Each device receives the data it must hold under `dst` from a device holding it under
+    `src`: itself when it already does, otherwise the holders and receivers of one block are
+    matched in partition order, which makes the pairs a permutation of all devices.
+    """
+    holders: dict[tuple, list[int]] = {}
+    needers: dict[tuple, list[int]] = {}
+    for p in range(mesh.size):
+        holders.setdefault(device_blocks(mesh, src, p), []).append(p)
+        needers.setdefault(device_blocks(mesh, dst, p), []).append(p)
+    pairs = []
+    for block, targets in needers.items():
+        sources = holders.get(block, [])
+        if len(sources) != len(targets):
+            raise ValueError(f"no permutation moves {src} to {dst}: block {block} is held by {len(sources)} devices, needed by {len(targets)}")
+        same = [p for p in targets if p in sources]
+        pairs += [(p, p) for p in same]
+        pairs += zip([p for p in sources if p not in same], [p for p in targets if p not in same])
+    return sorted(pairs, key=lambda st: st[1])

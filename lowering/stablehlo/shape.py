@@ -1,0 +1,72 @@
+"""Shape ops on local shards. broadcast and transpose move dims by name; rename and reshape
+are local reshapes (the partitioned verifier has checked that each reshape group is laid out
+alike on both sides); slice, concat, pad and shift act along a dim every device holds whole.
+"""
+from __future__ import annotations
+
+from . import builder as hlo
+from .context import Program
+from .types import Local
+
+
+def broadcast(p: Program, op) -> Local:
+    """Add the result's new names and reorder (also `transpose`)."""
+    (x,) = p.operands(op)
+    result = op.result_type
+    return hlo.align(p.b, x, op.input_type.names, result.names, p.shape(result))
+
+
+def reshape(p: Program, op) -> Local:
+    """Row-major reinterpretation of the shard (also `rename`)."""
+    (x,) = p.operands(op)
+    return hlo.reshape(p.b, x, p.shape(op.result_type))
+
+
+def _axis(op, t) -> int:
+    return t.index(op.attr("dim"))
+
+
+def slice_(p: Program, op) -> Local:
+    (x,) = p.operands(op)
+    axis, start = _axis(op, op.input_type), op.attr("start")
+    return hlo.slice_along(p.b, x, axis, start, start + op.result_type.shape[axis])
+
+
+def concat(p: Program, op) -> Local:
+    return hlo.concatenate(p.b, p.operands(op), _axis(op, op.result_type))
+
+
+def pad(p: Program, op) -> Local:
+    (x,) = p.operands(op)
+    value = hlo.constant(p.b, op.attr("value"), x.elem)
+    return hlo.pad(p.b, x, value, _axis(op, op.input_type), op.attr("low"), op.attr("high"))
+
+
+def shift(p: Program, op) -> Local:
+    """out[i] = in[i - offset]: a rotation (two slices joined) when wrapping, otherwise a
+    pad by `offset` on one side and a cut on the other, with `fill`."""
+    (x,) = p.operands(op)
+    b, axis, offset = p.b, _axis(op, op.input_type), op.attr("offset")
+    n = x.shape[axis]
+    if op.attr("wrap"):
+        k = offset % n
+        if k == 0:
+            return x
+        return hlo.concatenate(b, [hlo.slice_along(b, x, axis, n - k, n), hlo.slice_along(b, x, axis, 0, n - k)], axis)
+    if offset == 0:
+        return x
+    if abs(offset) >= n:
+        return hlo.splat_like(b, op.attr("fill"), x)
+    return hlo.pad(b, x, hlo.constant(b, op.attr("fill"), x.elem), axis, offset, -offset)
+
+
+RULES = {
+    "mtf.broadcast": broadcast,
+    "mtf.transpose": broadcast,
+    "mtf.reshape": reshape,
+    "mtf.rename": reshape,
+    "mtf.slice": slice_,
+    "mtf.concat": concat,
+    "mtf.pad": pad,
+    "mtf.shift": shift,
+}

@@ -1,0 +1,47 @@
+// mtf-lower-to-stablehlo refuses IR that is not in partitioned form, with an error located
+// at the op (the partitioned verifier's, docs/partitioning.md), and a pending argument.
+// RUN: meshir-opt %s --split-input-file --mtf-lower-to-stablehlo --verify-diagnostics
+// RUN: not meshir-opt %s --split-input-file --mtf-lower-to-stablehlo='mode=gspmd' 2>&1 | filecheck %s --check-prefix=GSPMD
+
+// GSPMD: error: pass 'mtf-lower-to-stablehlo' failed: mode 'gspmd' is not implemented yet (use mode=explicit)
+
+sdy.mesh @mesh = <["x"=2]>
+
+func.func @shard_left(%a: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@(), f32> {
+  // expected-error @+1 {{'mtf.shard' op is not partitioned: mtf.shard must have become collectives}}
+  %0 = "mtf.shard"(%a) : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@(), f32>
+  return %0 : !mtf.tensor<b=8@(), f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+
+func.func @free_layout(%a: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8, f32> {
+  // expected-error @+1 {{'mtf.neg' op is not partitioned: !mtf.tensor<b=8, f32> has dims without a layout}}
+  %0 = "mtf.neg"(%a) : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8, f32>
+  // expected-error @+1 {{'func.return' op is not partitioned: !mtf.tensor<b=8, f32> has dims without a layout}}
+  return %0 : !mtf.tensor<b=8, f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+
+func.func @partial_read_non_linearly(%a: !mtf.tensor<b=8@x, d=4@(), f32>) -> !mtf.tensor<d=4@(), f32> {
+  %0 = "mtf.reduce_sum"(%a) : (!mtf.tensor<b=8@x, d=4@(), f32>) -> !mtf.tensor<d=4@(), f32, partial@x>
+  // expected-error @+1 {{'mtf.exp' op is not partitioned: reads the pending value}}
+  %1 = "mtf.exp"(%0) : (!mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.tensor<d=4@(), f32, partial@x>
+  %2 = "mtf.all_reduce"(%1) {reduction = "sum", axes = ["x"], bytes_per_device = 16 : i64} : (!mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.tensor<d=4@(), f32>
+  return %2 : !mtf.tensor<d=4@(), f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+
+// expected-error @+1 {{'func.func' op argument #0 is pending (!mtf.tensor<d=4@(), f32, partial@x>); arguments must be complete values}}
+func.func @pending_argument(%a: !mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.tensor<d=4@(), f32> {
+  %0 = "mtf.all_reduce"(%a) {reduction = "sum", axes = ["x"], bytes_per_device = 16 : i64} : (!mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.tensor<d=4@(), f32>
+  return %0 : !mtf.tensor<d=4@(), f32>
+}
