@@ -4,9 +4,15 @@ Build a program with `Program`, `Dim` and the op functions, print `prog.module`,
 the reference interpreter `interpret`, or parse and transform IR with `parse_module` and the
 passes of `meshir.transforms` (also on the command line: `meshir-opt`).
 """
-from meshir.api import *  # noqa: F401,F403
-from meshir.api import __all__ as _api_all  # noqa: F401
-from meshir.dialect import (  # noqa: F401
+import os as _os
+
+# XLA logs one INFO line per device when its backend starts; MeshIR programs start it for
+# meshes of many devices. Quiet by default; a value the user set wins.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from meshir.api import *  # noqa: F401,F403,E402
+from meshir.api import __all__ as _api_all  # noqa: F401,E402
+from meshir.dialect import (  # noqa: F401,E402
     Diagnostic,
     Dimension,
     Mesh,

@@ -8,6 +8,7 @@ from .collectives import (  # noqa: F401
     reduce_scatter,
     shard,
 )
+from .compile import compile  # noqa: F401
 from .composites import cross_entropy, dropout, gelu, layer_norm, log_softmax, mean, softmax  # noqa: F401
 from .contraction import einsum, reduce_max, reduce_min, reduce_sum  # noqa: F401
 from .creation import constant, iota, random_normal, random_uniform  # noqa: F401
@@ -64,6 +65,7 @@ __all__ = [
     "broadcast",
     "cast",
     "collective_permute",
+    "compile",
     "concat",
     "constant",
     "cos",
