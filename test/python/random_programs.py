@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import meshir as mi
 
-MESHES = [{"x": 2}, {"x": 2, "y": 2}, {"x": 4, "y": 2}, {"x": 2, "y": 4}]
+MESHES = [{"x": 2}, {"x": 4}, {"x": 8}, {"x": 2, "y": 2}, {"x": 4, "y": 2}, {"x": 2, "y": 4}]
 POOL = {"a": 4, "b": 8, "c": 6, "d": 12, "e": 2, "f": 16}
 
 
