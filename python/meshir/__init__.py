@@ -25,6 +25,12 @@ from meshir.dialect import (  # noqa: F401,E402
 
 __version__ = "0.1.0"
 
+# CPU meshes of up to 8 devices without setup: configure jax's CPU device count now, before
+# user code can start the backend with one device (starts nothing; a user's setting wins).
+from meshir.lowering.runtime.devices import ensure_cpu_devices as _ensure_cpu_devices  # noqa: E402
+
+_ensure_cpu_devices(8)
+
 
 def interpret(program_or_module, *args, function: str | None = None, **inputs):
     """Run a program with the NumPy reference interpreter (global semantics).
