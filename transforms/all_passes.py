@@ -4,3 +4,5 @@ A new pass adds one line here.
 """
 from . import insert_collectives, propagate_sharding, strip_layouts, verify  # noqa: F401
 from . import lower_to_stablehlo  # noqa: F401,E402
+from .autodiff import autodiff_pass  # noqa: F401,E402
+from . import inline_calls  # noqa: F401,E402

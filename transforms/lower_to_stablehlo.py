@@ -1,4 +1,5 @@
-"""`mtf-lower-to-stablehlo`: `mtf` functions in partitioned form to StableHLO (DESIGN.md §3.3).
+"""`mtf-lower-to-stablehlo`: `mtf` functions to StableHLO (DESIGN.md §3.3): partitioned form
+to per-device programs (explicit mode), or propagated form to global programs (gspmd mode).
 
 The work is done by `meshir.lowering.stablehlo`; this file registers the pass and its option.
 """
@@ -14,11 +15,12 @@ from .registry import ModulePass, option, register_pass
 @dataclass
 class LowerToStableHLOPass(ModulePass):
     NAME = "mtf-lower-to-stablehlo"
-    SUMMARY = "Lower partitioned mtf functions to StableHLO with Shardy shardings"
+    SUMMARY = "Lower mtf functions to StableHLO with Shardy shardings"
     mode: Literal["explicit", "gspmd"] = option(
         "explicit",
-        "explicit: per-device StableHLO in sdy.manual_computation with collectives; "
-        "gspmd: global StableHLO for XLA's partitioner (not implemented yet)",
+        "explicit: per-device StableHLO in sdy.manual_computation with collectives (input: "
+        "after mtf-insert-collectives); gspmd: global StableHLO with sdy.sharding_constraint on "
+        "the propagated layouts, partitioned by XLA's Shardy (input: after mtf-propagate-sharding)",
     )
 
     def apply(self, module_op) -> None:

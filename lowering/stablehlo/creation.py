@@ -12,7 +12,7 @@ from meshir._jax_private import ir
 
 from . import builder as hlo
 from .context import Program
-from .device import INDEX, dim_offsets, is_split
+from .device import INDEX
 from .types import Local
 
 
@@ -31,9 +31,9 @@ def constant(p: Program, op) -> Local:
     if _is_splat(op):
         return hlo.constant(p.b, values.reshape(-1)[0], t.element_type, shape)
     whole = hlo.dense_constant(p.b, np.asarray(values), t.element_type)
-    if not is_split(t):
+    if not p.is_split(t):
         return whole
-    return hlo.dynamic_slice(p.b, whole, dim_offsets(p.b, p.mesh, t), shape)
+    return hlo.dynamic_slice(p.b, whole, p.offsets(t), shape)
 
 
 def global_iota(p: Program, t, axis: int, elem: str = INDEX) -> Local:
@@ -41,9 +41,9 @@ def global_iota(p: Program, t, axis: int, elem: str = INDEX) -> Local:
     b = p.b
     shape = p.shape(t)
     local = hlo.iota(b, shape, axis, elem)
-    if not t.dims[axis].axes:
+    if not p.split_axes(t, axis):
         return local
-    offset = hlo.convert(b, dim_offsets(b, p.mesh, t)[axis], elem)
+    offset = hlo.convert(b, p.offsets(t)[axis], elem)
     return hlo.binary(b, "add", local, hlo.scalar_to(b, offset, shape))
 
 

@@ -11,13 +11,16 @@
       return %0 : tensor<...>
     }
 
-A function without a mesh runs on one device: its body is the program itself.
+A function without a mesh runs on one device, and a gspmd-mode function is a global program
+with its shardings on the signature: in both the body is the program itself.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meshir._jax_private import ir
 from meshir.dialect.mesh import Mesh
+from meshir.dialect.signature import NAME_ATTR, signature
 from meshir.dialect.tensor_type import TensorType
 
 from .types import Local, sharding_attr_text, sharding_text, tensor_text
@@ -32,6 +35,23 @@ class Signature:
     result_types: tuple[TensorType, ...]
     arg_names: tuple[str | None, ...]  # the `mtf.name` of each argument (None when absent)
     result_names: tuple[str | None, ...]
+
+
+def _names(fn, attr: str, count: int) -> tuple[str | None, ...]:
+    if attr not in fn.attributes:
+        return (None,) * count
+    dicts = [ir.DictAttr(a) for a in ir.ArrayAttr(fn.attributes[attr])]
+    return tuple(ir.StringAttr(d[NAME_ATTR]).value if NAME_ATTR in d else None for d in dicts)
+
+
+def function_signature(fn) -> Signature:
+    """Types from the dialect's signature; names only where `mtf.name` gives one."""
+    sig = signature(fn)
+    return Signature(
+        sig.function, sig.arg_types, sig.result_types,
+        _names(fn, "arg_attrs", len(sig.arg_types)),
+        _names(fn, "res_attrs", len(sig.result_types)),
+    )
 
 
 def _global(t: TensorType) -> str:
@@ -61,13 +81,15 @@ def block_arguments(sig: Signature, mesh: Mesh | None, fresh) -> list[Local]:
     ]
 
 
-def function_text(sig: Signature, mesh: Mesh | None, block_args: list[Local], body: list[str], results: list[Local]) -> str:
-    """The whole `func.func`; `block_args` from `block_arguments`, `body` the program's lines."""
+def function_text(sig: Signature, mesh: Mesh | None, block_args: list[Local], body: list[str], results: list[Local],
+                  manual: bool = True) -> str:
+    """The whole `func.func`; `block_args` from `block_arguments`, `body` the program's lines.
+    `manual=False` (gspmd mode): the body is a global program, not in a manual computation."""
     params = ", ".join(f"%arg{i}: {_global(t)}{_attrs(t, n, mesh)}" for i, (t, n) in enumerate(zip(sig.arg_types, sig.arg_names)))
     outs = ", ".join(f"{_global(t)}{_attrs(t, n, mesh)}" for t, n in zip(sig.result_types, sig.result_names))
     head = f"func.func public @{sig.name}({params}) -> ({outs}) {{"
     result_types = _types(sig.result_types)
-    if mesh is None:  # the arguments are the shards: the program reads %arg<i> directly
+    if mesh is None or not manual:  # the program reads %arg<i> directly
         ret = ", ".join(v.name for v in results)
         return "\n".join([head, *body, f"  return {ret}{' : ' + result_types if results else ''}", "}"])
     count = len(results)

@@ -11,7 +11,6 @@ from . import builder as hlo
 from .builder import i64_dims
 from .context import Program
 from .creation import global_iota
-from .device import dim_offsets
 from .types import Local
 
 
@@ -47,8 +46,8 @@ def gather(p: Program, op) -> Local:
     table, ids = p.operands(op)
     dim = op.attr("dim")
     axis = table_type.index(dim)
-    if table_type.dim(dim).axes:
-        offset = hlo.convert(b, dim_offsets(b, p.mesh, table_type)[axis], ids.elem)
+    if p.split_axes(table_type, axis):
+        offset = hlo.convert(b, p.offsets(table_type)[axis], ids.elem)
         ids = hlo.binary(b, "subtract", ids, hlo.scalar_to(b, offset, ids.shape))
     valid = hlo.binary(
         b, "and",

@@ -1,9 +1,10 @@
-"""The driver: lower every `mtf` function of a module to per-device StableHLO in place.
+"""The driver: lower every `mtf` function of a module to StableHLO in place.
 
 Steps: verify the module (MeshIR's verifier, then the partitioned form of
-docs/partitioning.md), write each function's StableHLO text op by op with the rules of
-the sibling modules, parse all of it in the module's context, swap the new functions in for
-the old ones, and set `mhlo.num_partitions` / `mhlo.num_replicas`.
+docs/partitioning.md in explicit mode, or gspmd.py's input check), write each function's
+StableHLO text op by op with the rules of the sibling modules (per device in explicit mode,
+on global values in gspmd mode), parse all of it in the module's context, swap the new
+functions in for the old ones, and set `mhlo.num_partitions` / `mhlo.num_replicas`.
 """
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ import itertools
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
-from meshir.dialect.signature import NAME_ATTR, function_name, functions, signature
+from meshir.dialect.signature import function_name, functions
 from meshir.dialect.verifier import check_module
 from meshir.transforms.partitioned import verify_partitioned
 
-from . import collectives, contraction, creation, elementwise, indexing, random, shape
+from . import collectives, contraction, creation, elementwise, gspmd, indexing, random, shape
 from .builder import Builder
 from .context import Program, op_error
-from .function import Signature, block_arguments, function_text
+from .function import block_arguments, function_signature, function_text
 
 RULES = {
     **elementwise.RULES,
@@ -34,18 +35,21 @@ MODES = ("explicit", "gspmd")
 
 
 def lower_module(module_op, mode: str = "explicit") -> None:
-    """Replace each `mtf` function of `module_op` by its StableHLO; raise MeshIRError."""
-    if mode != "explicit":
-        raise MeshIRError(f"mode '{mode}' is not implemented yet (use mode=explicit)")
+    """Replace each `mtf` function of `module_op` by its StableHLO; raise MeshIRError.
+
+    `mode`: "explicit" (partitioned input, per-device programs) or "gspmd" (propagated input,
+    global programs with sharding constraints, see gspmd.py)."""
+    if mode not in MODES:
+        raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
     module_op = module_op.operation
     check_module(module_op)
-    raise_diagnostics(verify_partitioned(module_op))
+    raise_diagnostics(verify_partitioned(module_op) if mode == "explicit" else gspmd.verify_global(module_op))
     meshes = module_meshes(module_op)
     targets = [fn for fn in functions(module_op) if _is_mtf_function(fn)]
     lowered = [(fn, function_mesh(fn, meshes)) for fn in targets]
     partitions = _num_partitions(module_op, lowered)
     channels = itertools.count(1)
-    texts = [lower_function(fn, mesh, channels) for fn, mesh in lowered]
+    texts = [lower_function(fn, mesh, channels, mode) for fn, mesh in lowered]
     _swap_functions(module_op, targets, meshes, texts)
     with module_op.context:
         i32 = ir.IntegerType.get_signless(32)
@@ -53,33 +57,33 @@ def lower_module(module_op, mode: str = "explicit") -> None:
         module_op.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
 
 
-def lower_function(fn, mesh: Mesh | None, channels) -> str:
-    """The StableHLO text of one function."""
-    sig = _signature(fn)
+def lower_function(fn, mesh: Mesh | None, channels, mode: str = "explicit") -> str:
+    """The StableHLO text of one function: in explicit mode a per-device program in a manual
+    computation, in gspmd mode a global program with sharding constraints."""
+    sig = function_signature(fn)
     for i, t in enumerate(sig.arg_types):
         if t.partial:
             raise op_error(fn, f"argument #{i} is pending ({t}); arguments must be complete values")
     b = Builder(channels)
-    program = Program(b, mesh)
-    block = fn.regions[0].blocks[0]
-    args = block_arguments(sig, mesh, b.fresh)
-    program.values.update(zip(block.arguments, args))
-    for op in block.operations:
-        name = op.operation.name
-        if name == "func.return":
-            results = program.operands(op)
-            break
-        b.location = str(op.location)
-        rule = RULES.get(name)
-        if rule is None:
-            raise op_error(op, "cannot be lowered to StableHLO (mtf-lower-to-stablehlo knows mtf ops only)")
-        if mesh is None and name in collectives.RULES:
-            raise op_error(op, "is a collective but the function has no mesh")
-        program.values[op.operation.results[0]] = rule(program, op)
-    else:
-        raise op_error(fn, "has no func.return")
+    manual = mode == "explicit" and mesh is not None
+    program = Program(b, mesh if manual else None)
+    args = block_arguments(sig, program.mesh, b.fresh)
+    program.values.update(zip(fn.regions[0].blocks[0].arguments, args))
+    rules, after = (RULES if mesh is not None else _NO_MESH_RULES), None
+    if mode == "gspmd" and mesh is not None:
+        rules, after = {**RULES, **gspmd.RULES}, gspmd.Constraints(b, mesh, sig.arg_types, args)
+    elif mode == "gspmd":
+        rules = {**rules, **gspmd.NO_MESH_RULES}
+    results = program.lower_block(fn.regions[0].blocks[0], rules, after)
     body = ["    " + line for line in b.lines]
-    return function_text(sig, mesh, args, body, results)
+    return function_text(sig, mesh, args, body, results, manual=manual)
+
+
+def _needs_mesh(p: Program, op):
+    raise op_error(op, "is a collective but the function has no mesh")
+
+
+_NO_MESH_RULES = {**RULES, **dict.fromkeys(collectives.RULES, _needs_mesh)}
 
 
 def _is_mtf_function(fn) -> bool:
@@ -88,23 +92,6 @@ def _is_mtf_function(fn) -> bool:
     if any(t.typeid == ir.OpaqueType.static_typeid and ir.OpaqueType(t).dialect_namespace == "mtf" for t in types):
         return True
     return any(op.operation.name.startswith("mtf.") for op in fn.regions[0].blocks[0].operations)
-
-
-def _names(fn, attr: str, count: int) -> tuple[str | None, ...]:
-    if attr not in fn.attributes:
-        return (None,) * count
-    dicts = [ir.DictAttr(a) for a in ir.ArrayAttr(fn.attributes[attr])]
-    return tuple(ir.StringAttr(d[NAME_ATTR]).value if NAME_ATTR in d else None for d in dicts)
-
-
-def _signature(fn) -> Signature:
-    """Types from the dialect's signature; names only where `mtf.name` gives one."""
-    sig = signature(fn)
-    return Signature(
-        sig.function, sig.arg_types, sig.result_types,
-        _names(fn, "arg_attrs", len(sig.arg_types)),
-        _names(fn, "res_attrs", len(sig.result_types)),
-    )
 
 
 def _num_partitions(module_op, lowered) -> int:

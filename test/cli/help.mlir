@@ -13,9 +13,16 @@
 // CHECK: --version
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
+// CHECK-NEXT: --mtf-autodiff {{ +}}Add <function>_grad: the value and the gradients of a function's scalar result
+// CHECK-NEXT: function=<str>  (default: )  the function to differentiate
+// CHECK-NEXT: wrt=<list of str>  (default: ())  arguments to differentiate with respect to
+// CHECK-NEXT: result=<str>  (default: )  the result to differentiate
+// CHECK-NEXT: cotangent=<bool>  (default: false)  take the result's cotangent as a last argument
+// CHECK-NEXT: with-value=<bool>  (default: true)  return the differentiated result first
+// CHECK-NEXT: --mtf-inline {{ +}}Inline every call of a function defined in the module
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
-// CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower partitioned mtf functions to StableHLO with Shardy shardings
-// CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)
+// CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower mtf functions to StableHLO with Shardy shardings
+// CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)  explicit: per-device StableHLO {{.*}} gspmd: global StableHLO with sdy.sharding_constraint
 // CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
 // CHECK-NEXT: --mtf-strip-layouts {{ +}}Remove every layout and partial marker from !mtf.tensor types

@@ -1,9 +1,7 @@
 // mtf-lower-to-stablehlo refuses IR that is not in partitioned form, with an error located
 // at the op (the partitioned verifier's, docs/partitioning.md), and a pending argument.
 // RUN: meshir-opt %s --split-input-file --mtf-lower-to-stablehlo --verify-diagnostics
-// RUN: not meshir-opt %s --split-input-file --mtf-lower-to-stablehlo='mode=gspmd' 2>&1 | filecheck %s --check-prefix=GSPMD
-
-// GSPMD: error: pass 'mtf-lower-to-stablehlo' failed: mode 'gspmd' is not implemented yet (use mode=explicit)
+// (gspmd mode's errors: gspmd_errors.mlir.)
 
 sdy.mesh @mesh = <["x"=2]>
 

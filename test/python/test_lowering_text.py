@@ -99,9 +99,9 @@ def test_pass_runs_in_a_pipeline_and_output_reparses():
     assert "sdy.manual_computation" in str(again)
 
 
-def test_gspmd_mode_is_not_implemented_yet():
-    with pytest.raises(MeshIRError, match="mode 'gspmd' is not implemented yet"):
-        lower_module(_module(NEG.format(name="f")), mode="gspmd")
+def test_unknown_mode_is_refused():
+    with pytest.raises(MeshIRError, match="unknown mode 'gpsmd'"):
+        lower_module(_module(NEG.format(name="f")), mode="gpsmd")
 
 
 def test_meshes_of_different_sizes_in_one_module_are_refused():

@@ -13,6 +13,7 @@ from .composites import cross_entropy, dropout, gelu, layer_norm, log_softmax, m
 from .contraction import einsum, reduce_max, reduce_min, reduce_sum  # noqa: F401
 from .creation import constant, iota, random_normal, random_uniform  # noqa: F401
 from .dims import Dim  # noqa: F401
+from .grad import GradientProgram, grad, value_and_grad  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
     add,
@@ -47,12 +48,22 @@ from .elementwise import (  # noqa: F401
     where,
 )
 from .indexing import gather, one_hot  # noqa: F401
+from .optim import SGD, Adafactor, Adam, AdamW  # noqa: F401
 from .program import Program, current_program  # noqa: F401
 from .propagation import layout_table, propagate  # noqa: F401
 from .shape_ops import broadcast, concat, pad, rename, reshape, shift, slice, transpose  # noqa: F401
 from .tensor import Tensor  # noqa: F401
+from .train import TrainStep, init_optimizer_state, train_step  # noqa: F401
+from .visualize import visualize  # noqa: F401
 
 __all__ = [
+    "TrainStep",
+    "init_optimizer_state",
+    "train_step",
+    "Adafactor",
+    "Adam",
+    "AdamW",
+    "SGD",
     "Dim",
     "Program",
     "Tensor",
@@ -79,6 +90,7 @@ __all__ = [
     "floor",
     "gather",
     "gelu",
+    "grad",
     "greater",
     "greater_equal",
     "iota",
@@ -122,5 +134,7 @@ __all__ = [
     "sub",
     "tanh",
     "transpose",
+    "value_and_grad",
+    "visualize",
     "where",
 ]

@@ -5,7 +5,9 @@
     print(exe.report())                      # layouts, collectives, bytes per device
 
 The pipeline is the one `meshir-opt` runs: mtf-propagate-sharding, mtf-insert-collectives,
-mtf-lower-to-stablehlo; then PJRT compiles once.
+mtf-lower-to-stablehlo; then PJRT compiles once. With `mode="gspmd"` the propagated module is
+lowered to global StableHLO with sharding constraints (no mtf-insert-collectives) and XLA's
+Shardy partitioner inserts the collectives.
 """
 from __future__ import annotations
 
@@ -24,11 +26,13 @@ MODES = ("explicit", "gspmd")
 
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
             mode: str = "explicit", function: str | None = None):
-    """Propagate layouts, insert collectives, lower to StableHLO and compile with PJRT.
+    """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
+    with PJRT.
 
     `layout`: Mesh-TensorFlow layout rules added to the program's. `mesh`: the mesh to run on
     when the program declares none (it must match the program's when it does). `mode`:
-    "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). Returns an Executable.
+    "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). Returns an Executable;
+    its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
     from meshir.transforms.insert_collectives import InsertCollectivesPass
@@ -46,14 +50,15 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     timings = {}
     start = time.perf_counter()
     module = propagate(source, layout=layout)
-    InsertCollectivesPass().apply(module)
+    if mode == "explicit":  # gspmd mode lowers the propagated module: XLA inserts the collectives
+        InsertCollectivesPass().apply(module)
     with get_context():
         partitioned = module.operation.clone()
     sig = signature(entry_function(partitioned, function))
     LowerToStableHLOPass(mode=mode).apply(module)
     timings["meshir_passes_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned))
+    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode=mode))
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.partitioned_module = partitioned

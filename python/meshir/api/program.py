@@ -55,6 +55,7 @@ class Program:
         self._arg_names: list[str] = []
         self._result_names: list[str] = []
         self._results: list[Tensor] = []
+        self._callees: list[str] = []
         self._finished = False
         with self.context, ir.Location.unknown():
             self._module = ir.Module.create()
@@ -131,6 +132,39 @@ class Program:
         self._results.append(value)
         self._result_names.append(name)
 
+    def call(self, callee, *args, **kwargs) -> tuple[Tensor, ...]:
+        """Call another program's entry function (a Program, a gradient program or a module)
+        on Tensors of this one, by position or argument name; returns its results. The
+        callee is copied into this module and inlined when the program finishes."""
+        self._check_open()
+        from meshir.dialect.signature import entry_function, signature
+
+        source = getattr(callee, "module", callee)
+        fn = entry_function(source, getattr(callee, "name", None) if not isinstance(callee, Program) else None)
+        sig = signature(fn)
+        bound = list(args) + [None] * (len(sig.arg_names) - len(args))
+        for name, value in kwargs.items():
+            if name not in sig.arg_names:
+                raise located_error(f"@{sig.function} has no argument '{name}' (arguments: {', '.join(sig.arg_names)})")
+            bound[sig.arg_names.index(name)] = value
+        missing = [n for n, v in zip(sig.arg_names, bound) if v is None]
+        if missing or len(args) > len(sig.arg_names):
+            raise located_error(f"call of @{sig.function}: missing arguments {missing}" if missing
+                                else f"call of @{sig.function}: {len(args)} arguments for {len(sig.arg_names)}")
+        for name, value, t in zip(sig.arg_names, bound, sig.arg_types):
+            if not isinstance(value, Tensor) or value.program is not self or value.type.without_layout() != t.without_layout():
+                raise located_error(f"call of @{sig.function}: argument '{name}' must be a {t.without_layout()} "
+                                    f"of this program, got {value!r}")
+        with self.context, call_site_location():
+            symbol = f"{sig.function}_{len(self._callees)}"
+            copy = fn.operation.clone(ip=ir.InsertionPoint(self.function))
+            copy.attributes["sym_name"] = ir.StringAttr.get(symbol)
+            copy.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            call = func.CallOp([t.to_mlir() for t in sig.result_types], ir.FlatSymbolRefAttr.get(symbol),
+                               [v.value for v in bound], ip=ir.InsertionPoint(self.block))
+        self._callees.append(symbol)
+        return tuple(Tensor(self, r) for r in call.results)
+
     def finish(self) -> None:
         """Add the return, set the signature and verify. Called by the `with` block's end."""
         self._check_open()
@@ -142,6 +176,10 @@ class Program:
             )
             self.function.attributes["arg_attrs"] = _name_attrs(self._arg_names)
             self.function.attributes["res_attrs"] = _name_attrs(self._result_names)
+            if self._callees:
+                from meshir.transforms.inline_calls import inline_calls
+
+                inline_calls(self._module.operation)
         self._finished = True
         check_module(self._module)
 

@@ -49,6 +49,7 @@ class CompileReport:
     """What compilation decided: layouts of every value, collectives and their bytes."""
 
     partitioned_module: object
+    mode: str = "explicit"  # gspmd: the module is only propagated, XLA inserts the collectives
 
     @property
     def collectives(self) -> list[CollectiveRecord]:
@@ -62,7 +63,8 @@ class CompileReport:
         lines = ["layouts:", layout_table(self.partitioned_module), "", "collectives:"]
         records = self.collectives
         if not records:
-            lines.append("  none")
+            lines.append("  none" if self.mode == "explicit" else
+                         "  inserted by XLA's partitioner (gspmd mode): see Executable.compiled_hlo_text()")
         rows = [("value", "collective", "axes", "detail", "bytes/device")] + [
             (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, str(c.bytes_per_device)) for c in records
         ]

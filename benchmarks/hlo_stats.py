@@ -1,0 +1,213 @@
+"""Collectives read from compiled (post-partitioning, per-device) HLO text, with the bytes
+each sends per device.
+
+Every `all-reduce`, `all-gather`, `reduce-scatter`, `all-to-all` and `collective-permute`
+instruction (and the `-start` halves of their async forms; `-done` halves are skipped) is
+parsed for its result shape, its operands' shapes (looked up by name in the same
+computation) and its replica groups (`{{0,1},{2,3}}`, the iota form `[4,2]<=[2,4]T(1,0)`, or
+`{}` = all partitions). Bytes per device use the ring formulas of MeshIR's planner
+(transforms/collectives/costs.py), with B the bytes of one device's operand and n the
+group size:
+
+    all-reduce          2 (n-1)/n B
+    all-gather          (n-1) B
+    reduce-scatter      (n-1)/n B
+    all-to-all          (n-1)/n B
+    collective-permute  B if some device sends to another device, else 0
+
+A collective inside a loop body counts once (the benchmark programs have no loops).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+
+ELEMENT_BYTES = {
+    "pred": 1, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "s4": 1, "u4": 1,
+    "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
+    "s32": 4, "u32": 4, "f32": 4,
+    "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
+}
+
+_ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([0-9,]*)\]")
+# "%name = <shape> <opcode>(<operands>), attrs"  (the shape may be a tuple "(f32[..], ...)")
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.+?)\s+([a-z][a-z0-9\-]*)\((.*)$")
+_COMPUTATION = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\((.*)\)\s*->\s*.*\{\s*$")
+_PARAM = re.compile(r"([\w.\-]+):\s*((?:\([^)]*\))|(?:[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?))")
+_NUM_PARTITIONS = re.compile(r"num_partitions=(\d+)")
+
+
+def shape_bytes(shape_text: str) -> int:
+    """Bytes of an HLO shape (an array or a tuple of arrays); tokens and opaque count 0."""
+    total = 0
+    for elem, dims in _ARRAY.findall(shape_text):
+        if elem not in ELEMENT_BYTES:
+            continue
+        total += math.prod(int(d) for d in dims.split(",") if d) * ELEMENT_BYTES[elem]
+    return total
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    """Split at `sep` outside any brackets."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _operands_and_attrs(rest: str) -> tuple[list[str], str]:
+    """`rest` is what follows the opcode's '(': the operand list up to its matching ')', then attributes."""
+    depth = 1
+    for i, ch in enumerate(rest):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return _split_top(rest[:i]), rest[i + 1:]
+    return _split_top(rest), ""
+
+
+def _attr(attrs: str, key: str) -> str | None:
+    """The value of `key=` in an attribute list (balanced braces/brackets kept whole)."""
+    m = re.search(r"\b" + re.escape(key) + r"=", attrs)
+    if not m:
+        return None
+    value = _split_top(attrs[m.end():])
+    return value[0] if value else None
+
+
+_MESH_GROUPS = re.compile(r"replica_groups=mesh\[([^\]]*)\](?:,\s*device_ids=\((?:[^()]|\([^()]*\))*\))?\s*\{([^}]*)\}")
+
+
+def replica_group_shape(attrs: str, num_partitions: int) -> tuple[int, int]:
+    """(devices per group, number of groups) of a collective's `replica_groups`, in any of
+    XLA's forms: explicit `{{0,1},{2,3}}`, iota `[2,4]<=[4,2]T(1,0)`, mesh axes
+    `mesh['a'=4,'b'=2] {'b'}` (sub-axes `'b':(1)2`), or absent / `{}` (all partitions)."""
+    m = _MESH_GROUPS.search(attrs)
+    if m:
+        sizes = {k.strip("'\" "): int(v) for k, v in re.findall(r"([^,=]+)=(\d+)", m.group(1))}
+        n = 1
+        for axis in _split_top(m.group(2)):
+            sub = re.match(r"(.+?):\((\d+)\)(\d+)$", axis)
+            n *= int(sub.group(3)) if sub else sizes[axis.strip("'\" ")]
+        total = math.prod(sizes.values())
+        return n, total // n
+    text = _attr(attrs, "replica_groups")
+    if text is None or text.strip() in ("{}", ""):
+        return num_partitions, 1
+    text = text.strip()
+    if text.startswith("{"):
+        groups = re.findall(r"\{([0-9,\s]*)\}", text[1:-1])
+        return len([v for v in groups[0].split(",") if v.strip()]), len(groups)
+    m = re.match(r"\[(\d+),(\d+)\]<=", text)
+    if not m:
+        raise ValueError(f"unrecognised replica groups {text!r}")
+    return int(m.group(2)), int(m.group(1))
+
+
+@dataclass
+class HloCollective:
+    kind: str                   # one of KINDS
+    name: str                   # the HLO instruction name
+    computation: str
+    result_shape: str
+    operand_shapes: list[str]
+    group_size: int
+    num_groups: int
+    operand_bytes: int          # B: bytes of one device's operands
+    bytes_per_device: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def collective_bytes(kind: str, operand_bytes: int, n: int, sends: bool = True) -> int:
+    """Bytes one device sends (costs.py's ring formulas)."""
+    b = operand_bytes
+    if kind == "all-reduce":
+        return 2 * (n - 1) * b // n
+    if kind == "all-gather":
+        return (n - 1) * b
+    if kind in ("reduce-scatter", "all-to-all"):
+        return (n - 1) * b // n
+    if kind == "collective-permute":
+        return b if sends else 0
+    raise ValueError(kind)
+
+
+def _operand_bytes_from_result(kind: str, result_bytes: int, n: int) -> int:
+    if kind == "all-gather":
+        return result_bytes // n
+    if kind == "reduce-scatter":
+        return result_bytes * n
+    return result_bytes
+
+
+def parse_collectives(hlo_text: str) -> list[HloCollective]:
+    """Every collective instruction of every computation of the HLO module(s) in `hlo_text`."""
+    found = []
+    partitions = 1
+    computation, shapes = "", {}
+    for line in hlo_text.splitlines():
+        m = _NUM_PARTITIONS.search(line)
+        if line.startswith("HloModule") and m:
+            partitions = int(m.group(1))
+        m = _COMPUTATION.match(line)
+        if m and "=" not in line.split("(")[0]:
+            computation, shapes = m.group(1), {}
+            for pname, pshape in _PARAM.findall(m.group(2)):
+                shapes[pname] = pshape
+            continue
+        m = _INSTR.match(line)
+        if not m:
+            continue
+        name, shape, opcode, rest = m.groups()
+        shapes[name] = shape
+        kind = opcode[:-len("-start")] if opcode.endswith("-start") else opcode
+        if kind not in KINDS:
+            continue
+        operands, attrs = _operands_and_attrs(rest)
+        operand_names = [o.split()[-1].lstrip("%") for o in operands]
+        operand_shapes = [shapes.get(o, "") for o in operand_names]
+        result_bytes = shape_bytes(shape)
+        if opcode.endswith("-start") and shape.startswith("("):
+            # async start: the result tuple holds (operands..., results..., contexts); use operands
+            result_bytes = shape_bytes(_split_top(shape[1:-1])[-1]) if kind != "collective-permute" else result_bytes
+        if kind == "collective-permute":
+            pairs = re.findall(r"\{(\d+),(\d+)\}", _attr(attrs, "source_target_pairs") or "")
+            groups = [[int(a), int(b)] for a, b in pairs]
+            n, num_groups = 2, len(groups)
+            sends = any(a != b for a, b in groups)
+        else:
+            (n, num_groups), sends = replica_group_shape(attrs, partitions), True
+        b = sum(shape_bytes(s) for s in operand_shapes) if all(operand_shapes) else 0
+        if not b:
+            b = _operand_bytes_from_result(kind, result_bytes, n)
+        found.append(HloCollective(kind, name, computation, shape, operand_shapes, n, num_groups, b,
+                                   collective_bytes(kind, b, n, sends)))
+    return found
+
+
+def summarize(collectives: list[HloCollective]) -> dict:
+    """{kind: {"count", "bytes_per_device"}} for the kinds present, plus totals."""
+    by_kind = {}
+    for c in collectives:
+        entry = by_kind.setdefault(c.kind, {"count": 0, "bytes_per_device": 0})
+        entry["count"] += 1
+        entry["bytes_per_device"] += c.bytes_per_device
+    return {"by_kind": by_kind, "count": len(collectives),
+            "bytes_per_device": sum(c.bytes_per_device for c in collectives)}

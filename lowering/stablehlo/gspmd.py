@@ -1,0 +1,121 @@
+"""gspmd mode: global StableHLO annotated with Shardy shardings, partitioned by XLA.
+
+The input is `mtf` after `mtf-propagate-sharding` (every dim laid out, reshards written as
+`mtf.shard`); the output of `mtf-insert-collectives` is accepted too. Each function becomes a
+public `func.func` with the same global signature and `sdy.sharding`s as in explicit mode,
+whose body is the *global* program:
+
+- every op is lowered by the explicit mode's rule in a global `Program` (no mesh: one device,
+  whole dims, every block offset 0), so both modes share one implementation per op;
+- each op's result is followed by `sdy.sharding_constraint` with its propagated layout
+  (closed dims: XLA may not choose another), unless the value is already constrained alike;
+- `mtf.shard` and the collectives are identities in global semantics (the interpreter's):
+  they lower to the constraint of their result's layout alone;
+- a pending (`partial`) value is its global sum, which the global ops compute directly; it
+  gets no constraint (a sharding describes blocks of a complete value), the collective or
+  layout of its consumer says where the sum is settled. Arguments and results may not be
+  pending: a caller has no summands to give, and PJRT returns complete arrays.
+
+XLA's Shardy partitioner then inserts the collectives (see docs/decisions.md, "gspmd mode").
+"""
+from __future__ import annotations
+
+from meshir.dialect.diagnostics import Diagnostic
+from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
+from meshir.dialect.signature import defined_functions
+from meshir.dialect.tensor_type import TensorType
+
+from . import collectives
+from .builder import Builder
+from .context import Program
+from .types import Local, sharding_attr_text
+
+#: Ops that never change a global value: layouts and pending sums only.
+IDENTITIES = ("mtf.shard", *collectives.RULES)
+
+
+def _identity(p: Program, op) -> Local:
+    return p.operands(op)[0]
+
+
+RULES = dict.fromkeys(IDENTITIES, _identity)
+#: A function without a mesh has no collectives (explicit mode's error), but may hold shards.
+NO_MESH_RULES = {"mtf.shard": _identity}
+
+
+class Constraints:
+    """`after` hook of `Program.lower_block`: the sharding constraint of each op's result.
+
+    Remembers the sharding each program value is known to have (the arguments' from the
+    signature), so an op that returns its operand unchanged (a shard to the same layout, a
+    no-op reshape) adds no second constraint.
+    """
+
+    def __init__(self, b: Builder, mesh: Mesh, arg_types, args: list[Local]):
+        self.b, self.mesh = b, mesh
+        self.known = {v.name: sharding_attr_text(t, mesh) for t, v in zip(arg_types, args)}
+
+    def __call__(self, op, value: Local) -> Local:
+        t = op.result_type
+        if t.partial:
+            return value
+        sharding = sharding_attr_text(t, self.mesh)
+        if self.known.get(value.name) == sharding:
+            return value
+        out = sharding_constraint(self.b, value, sharding)
+        self.known[out.name] = sharding
+        return out
+
+
+def sharding_constraint(b: Builder, v: Local, sharding: str) -> Local:
+    """`%c = sdy.sharding_constraint %v <@mesh, [...]>` (generic form, at `b.location`)."""
+    out = Local(b.fresh(), v.shape, v.elem)
+    line = f'{out.name} = "sdy.sharding_constraint"({v.name}) {{sharding = {sharding}}} : ({v.type}) -> {out.type}'
+    b.lines.append(line + (f" {b.location}" if b.location else ""))
+    return out
+
+
+def verify_global(module) -> list[Diagnostic]:
+    """What gspmd mode needs of its input: in a function with a mesh every dim has a layout
+    (run mtf-propagate-sharding first); no argument or result is pending."""
+    diags: list[Diagnostic] = []
+    meshes = module_meshes(module.operation)
+    for fn in defined_functions(module):
+        mesh = function_mesh(fn, meshes)
+        block = fn.regions[0].blocks[0]
+        for i, arg in enumerate(block.arguments):
+            t = _mtf_type(arg.type)
+            if t is not None and t.partial:
+                diags.append(Diagnostic(fn.location, f"'func.func' op argument #{i} is pending ({t}); "
+                                        "arguments must be complete values"))
+            if mesh is not None and t is not None and _free(t):
+                diags.append(Diagnostic(fn.location, f"'func.func' op argument #{i} {t} has dims without a "
+                                        "layout; gspmd mode lowers propagated IR (run mtf-propagate-sharding first)"))
+        for op in block.operations:
+            name = op.operation.name
+            if name == "func.return":
+                for i, v in enumerate(op.operation.operands):
+                    t = _mtf_type(v.type)
+                    if t is not None and t.partial:
+                        diags.append(Diagnostic(op.location, f"'func.return' op returns the pending value {t} "
+                                                f"(result #{i}); results must be complete values"))
+                continue
+            if mesh is None:
+                continue
+            for v in op.operation.results:
+                t = _mtf_type(v.type)
+                if t is not None and _free(t):
+                    diags.append(Diagnostic(op.location, f"'{name}' op result {t} has dims without a layout; gspmd "
+                                            "mode lowers propagated IR (run mtf-propagate-sharding first)"))
+    return diags
+
+
+def _mtf_type(t) -> TensorType | None:
+    try:
+        return TensorType.from_mlir(t)
+    except ValueError:
+        return None
+
+
+def _free(t: TensorType) -> bool:
+    return any(d.axes is None for d in t.dims)

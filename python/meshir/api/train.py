@@ -1,0 +1,94 @@
+"""`train_step`: forward, backward and optimizer update compiled as one program.
+
+    step = mi.train_step(loss_prog, mi.Adam(1e-3), params=["w1", "w2"])
+    exe = mi.compile(step, layout={"batch": "x", "d_ff": "y"})
+    state = mi.init_optimizer_state(step, params)           # zeros, laid out like the params
+    out = exe(**data, **params, **state, step=1.0)          # loss, new params, new state by name
+
+Arguments: the loss program's arguments, then the optimizer state of each parameter
+(`<param>__<slot>`, e.g. `w1__m`), then `step` (f32, 1-based). Results: `loss`, then each
+parameter and state slot under its argument name, so results feed the next step directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from meshir._jax_private import ir
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.signature import entry_function, signature
+
+from .builder import located_error
+from .dims import Dim
+from .grad import value_and_grad
+from .optim import check_optimizer
+from .program import Program
+
+
+class TrainStep:
+    """A training-step Program plus what callers need: parameter and state names."""
+
+    def __init__(self, program: Program, params: tuple[str, ...], state_names: dict[str, tuple[str, ...]]):
+        self.program, self.params, self.state_names = program, params, state_names
+
+    @property
+    def module(self):
+        return self.program.module
+
+    def state_shapes(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """Name -> (global shape, dtype) of every optimizer state argument."""
+        sig = signature(entry_function(self.module))
+        wanted = {n for names in self.state_names.values() for n in names}
+        return {n: (t.shape, t.dtype) for n, t in zip(sig.arg_names, sig.arg_types) if n in wanted}
+
+
+def train_step(loss_program, optimizer, params=None, name: str = "train_step") -> TrainStep:
+    """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
+    (argument names; default: every float argument)."""
+    check_optimizer(optimizer)
+    module = loss_program.module
+    fn = entry_function(module)
+    sig = signature(fn)
+    mesh = function_mesh(fn, module_meshes(module.operation))
+    floats = [n for n, t in zip(sig.arg_names, sig.arg_types) if t.is_float]
+    params = tuple(floats if params is None else params)
+    for p in params:
+        if p not in sig.arg_names:
+            raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})")
+    gradient = value_and_grad(loss_program, wrt=list(params))
+    rules = _rules(fn)
+    state_names: dict[str, tuple[str, ...]] = {}
+    with Program(name, mesh, layout=rules or None) as prog:
+        args = {}
+        for n, t in zip(sig.arg_names, sig.arg_types):
+            args[n] = prog.argument(n, [Dim(d.name, d.size) for d in t.dims], t.element_type,
+                                    layout={d.name: d.axes for d in t.dims if d.axes is not None} or None)
+        states = {}
+        for p in params:
+            dims = args[p].dims
+            slots = optimizer.state_dims(dims)
+            states[p] = {k: prog.argument(f"{p}__{k}", d, args[p].dtype) for k, d in slots.items()}
+            state_names[p] = tuple(f"{p}__{k}" for k in slots)
+        step = prog.argument("step", [], "f32")
+        outputs = prog.call(gradient, **args)
+        prog.result(outputs[0], name="loss")
+        updates = {}
+        for p, g in zip(params, outputs[1:]):
+            updates[p] = optimizer.update(args[p], g, states[p], step)
+        for p in params:
+            prog.result(updates[p][0], name=p)
+        for p in params:
+            for k, v in updates[p][1].items():
+                prog.result(v, name=f"{p}__{k}")
+    return TrainStep(prog, params, state_names)
+
+
+def init_optimizer_state(step: TrainStep) -> dict[str, np.ndarray]:
+    """Zero optimizer state for every parameter, by argument name."""
+    return {n: np.zeros(shape, dtype) for n, (shape, dtype) in step.state_shapes().items()}
+
+
+def _rules(fn) -> dict:
+    if "mtf.layout_rules" not in fn.attributes:
+        return {}
+    attr = ir.DictAttr(fn.attributes["mtf.layout_rules"])
+    return {attr[i].name: tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr[i].attr)) for i in range(len(attr))}

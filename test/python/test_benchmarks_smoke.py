@@ -1,0 +1,84 @@
+"""The benchmark scripts still run: the smallest case through `benchmarks/run.py` (3 timed
+runs), the HLO collective parser on the forms XLA prints, and one compile-scaling point."""
+import importlib.util
+import json
+import pathlib
+import sys
+
+import pytest
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"meshir_benchmarks_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)  # run.py puts benchmarks/ on sys.path for its siblings
+    return module
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load("run")
+
+
+def test_smallest_case_runs_in_all_modes_and_writes_results(run, tmp_path, capsys):
+    assert run.main(["--quick", "--cases", "mlp/mp", "--reps", "3", "--warmup", "1", "--skip-scaling",
+                     "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "benchmarks.json").read_text())
+    (case,) = data["cases"]
+    assert case["case"] == "mlp/mp" and set(case["modes"]) == {"explicit", "gspmd", "jax"}
+    for mode in ("explicit", "jax"):
+        rec = case["modes"][mode]
+        assert rec["status"] == "ok" and rec["step_time"]["runs"] == 3
+        assert rec["collectives"]["by_kind"] == {"all-reduce": {"count": 1, "bytes_per_device": 14336}}
+        assert rec["memory_per_device"]["total"] > 0 and rec["flops_per_device"] > 0
+    assert case["analytic_min_bytes_per_device"] == 14336
+    assert case["modes"]["gspmd"]["status"] in ("ok", "n/a")
+    text = (tmp_path / "benchmarks.md").read_text()
+    assert "| mlp/mp | explicit | all-reduce ×1 | 14,336 | 14,336 |" in text
+    assert "Explicit moves no more bytes per device than jax.jit, on every case: met" in text
+
+
+def test_hlo_collectives_in_every_printed_form():
+    hlo_stats = load("hlo_stats")
+    text = """HloModule m, num_partitions=8
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %main (p0: f32[4,32], p1: f32[16]) -> f32[4,32] {
+  %p0 = f32[4,32]{1,0} parameter(0), sharding={replicated}
+  %p1 = f32[16]{0} parameter(1)
+  %ar = f32[4,32]{1,0} all-reduce(%p0), channel_id=1, replica_groups={{0,1},{2,3},{4,5},{6,7}}, to_apply=%add
+  %ar2 = f32[4,32]{1,0} all-reduce(%ar), channel_id=2, replica_groups=mesh['x'=4,'y'=2] {'x'}, to_apply=%add
+  %ag = f32[64]{0} all-gather(%p1), channel_id=3, replica_groups=[2,4]<=[4,2]T(1,0), dimensions={0}
+  %rs = f32[2,32]{1,0} reduce-scatter(%ar2), channel_id=4, replica_groups={}, dimensions={0}, to_apply=%add
+  %a2a = f32[4,32]{1,0} all-to-all(%ar2), channel_id=5, replica_groups=[4,2]<=[8], dimensions={1}
+  %cp = f32[16]{0} collective-permute(%p1), channel_id=6, source_target_pairs={{0,1},{1,0}}
+  ROOT %cp2 = f32[16]{0} collective-permute(%p1), channel_id=7, source_target_pairs={{0,0},{1,1}}
+}
+"""
+    found = hlo_stats.parse_collectives(text)
+    b = 4 * 32 * 4
+    assert [(c.kind, c.group_size, c.bytes_per_device) for c in found] == [
+        ("all-reduce", 2, b),                     # 2 (n-1)/n B
+        ("all-reduce", 4, 2 * 3 * b // 4),
+        ("all-gather", 4, 3 * 64),                # (n-1) B
+        ("reduce-scatter", 8, 7 * b // 8),        # (n-1)/n B
+        ("all-to-all", 2, b // 2),
+        ("collective-permute", 2, 64),            # B
+        ("collective-permute", 2, 0),             # every device keeps its own
+    ]
+    assert hlo_stats.summarize(found)["count"] == 7
+
+
+def test_one_compile_scaling_point_and_its_report(tmp_path):
+    scaling = load("compile_scaling")
+    point = scaling.time_passes({"x": 4, "y": 2}, layers=1, repeats=1)
+    assert point["devices"] == 8 and point["passes"] > 0
+    data = {"sizes": scaling.SIZES, "layout": {}, "repeats": 1, "device_sweep_layers": 1,
+            "by_devices": [point], "by_layers": {"8": [point]}}
+    assert "| 8 | 4x2 |" in scaling.markdown(data)

@@ -1,0 +1,31 @@
+// Gradients that cannot exist are errors at the function (or at the op in the way).
+// RUN: meshir-opt %s --split-input-file --verify-diagnostics --mtf-autodiff='wrt=w'
+
+sdy.mesh @mesh = <["x"=2]>
+// expected-error @+1 {{cannot differentiate @no_w with respect to 'w': no such argument (arguments: x)}}
+func.func @no_w(%x: !mtf.tensor<b=4, f32> {mtf.name = "x"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
+  %0 = "mtf.reduce_sum"(%x) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<f32>
+  return %0 : !mtf.tensor<f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+// expected-error @+1 {{result 'y' of @not_scalar is not a scalar (!mtf.tensor<b=4, f32>): differentiate a scalar}}
+func.func @not_scalar(%w: !mtf.tensor<b=4, f32> {mtf.name = "w"}) -> (!mtf.tensor<b=4, f32> {mtf.name = "y"}) attributes {mtf.mesh = @mesh} {
+  %0 = "mtf.exp"(%w) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  return %0 : !mtf.tensor<b=4, f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+func.func private @callee(%a: !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32> {
+  return %a : !mtf.tensor<b=4, f32>
+}
+func.func @through_call(%w: !mtf.tensor<b=4, f32> {mtf.name = "w"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
+  // expected-error @+1 {{cannot differentiate through 'func.call': it has no VJP rule (inline the callee first)}}
+  %0 = func.call @callee(%w) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  %1 = "mtf.reduce_sum"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<f32>
+  return %1 : !mtf.tensor<f32>
+}

@@ -1,0 +1,273 @@
+"""Reverse-mode differentiation of one `mtf` function: build `@<name>_grad` next to it.
+
+    @f(args...) -> (..., y, ...)        y: the differentiated result (a float scalar, or any
+                                        float tensor when its cotangent is an argument)
+    @f_grad(args... [, cotangent]) -> (value, grad_<a>, grad_<b>, ...)
+
+Steps:
+1. Copy `@f` and put the copy in global form: layouts written on op results and `partial`
+   markers are dropped and collectives (identities in global semantics) erased, so the
+   gradient is an ordinary program that propagation partitions like any other. Argument
+   annotations and the user's `mtf.shard` constraints are kept: they are statements about
+   the forward values.
+2. Activity: a value is active when it depends on a `wrt` argument through differentiable
+   operands (rules.differentiable). Only active operands get cotangents.
+3. Reverse sweep from the result, seeded with 1 (or the `cotangent` argument): each op's VJP
+   rule pulls its result's cotangent back to its active operands; contributions to a value
+   used several times are added. A cotangent has its value's type without layout/partial.
+4. Return the value and the gradients (zeros for an argument the result does not depend
+   on, as in JAX), name them (`mtf.name`), and erase the forward ops nothing needs.
+"""
+from __future__ import annotations
+
+from meshir._jax_private import func, ir
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.ops import ShardOp
+from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
+from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.verifier import check_module
+
+from . import contraction, elementwise, indexing, layout, shape  # noqa: F401  (register the rules)
+from .emitter import Emitter, free, type_of
+from .rules import VJP_RULES, differentiable
+
+COLLECTIVES = frozenset({"mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
+                         "mtf.all_to_all", "mtf.collective_permute"})
+COTANGENT_NAME = "cotangent"
+
+
+class AutodiffError(MeshIRError):
+    """A gradient that cannot be built. `reason` is the message without a location;
+    `located` says whether the location points into the program (an op) or only at the
+    function."""
+
+    def __init__(self, location, reason: str, located: bool = False):
+        diag = Diagnostic(location, reason)
+        super().__init__(str(diag), [diag])
+        self.reason, self.located = reason, located
+
+
+def gradient_function(module_op, function: str | None = None, wrt=(), result: str | None = None,
+                      cotangent: bool = False, with_value: bool = True, name: str | None = None):
+    """Add the gradient function of `function` (default: the entry function) to `module_op`
+    right after it and return it (a func.func op). See the module docstring."""
+    fn = entry_function(module_op, function or None)
+    sig = signature(fn)
+    res_index = _choose_result(fn, sig, result, cotangent)
+    wrt_indices = _choose_wrt(fn, sig, wrt)
+    grad_name = name or f"{sig.function}_grad"
+    if any(function_name(f) == grad_name for f in functions(module_op)):
+        raise AutodiffError(fn.location, f"cannot create @{grad_name}: the module already has a function of that name")
+    with fn.context, fn.location:
+        grad = fn.operation.clone(ip=ir.InsertionPoint.after(fn))
+        grad.attributes["sym_name"] = ir.StringAttr.get(grad_name)
+        block = grad.regions[0].blocks[0]
+        try:
+            _to_global_form(block)
+            _Differentiator(grad, block, sig, res_index, wrt_indices, cotangent, with_value).run()
+        except BaseException:
+            grad.erase()  # leave the module as it was
+            raise
+        _erase_dead_ops(block)
+    check_module(module_op)
+    return grad.opview
+
+
+def _choose_result(fn, sig, result, cotangent) -> int:
+    names = sig.result_names
+    if result:
+        if result not in names:
+            raise AutodiffError(fn.location, f"@{sig.function} has no result '{result}' "
+                                             f"(results: {', '.join(names) or 'none'})")
+        index = names.index(result)
+    elif len(names) == 1:
+        index = 0
+    else:
+        raise AutodiffError(fn.location, f"@{sig.function} has {len(names)} results "
+                                         f"({', '.join(names) or 'none'}); say which one to differentiate (result=...)")
+    t = sig.result_types[index]
+    if not t.is_float:
+        raise AutodiffError(fn.location, f"cannot differentiate result '{names[index]}' of @{sig.function}: its element "
+                                         f"type is {t.element_type}, gradients need a float result")
+    if t.rank and not cotangent:
+        raise AutodiffError(fn.location, f"result '{names[index]}' of @{sig.function} is not a scalar ({t}): "
+                                         f"differentiate a scalar (e.g. reduce_sum it to a loss), or give the result's "
+                                         f"cotangent as an argument (cotangent=true)")
+    return index
+
+
+def _choose_wrt(fn, sig, wrt) -> list[int]:
+    names = sig.arg_names
+    known = ", ".join(names) or "none"
+    if not wrt:
+        chosen = [i for i, t in enumerate(sig.arg_types) if t.is_float]
+        if not chosen:
+            raise AutodiffError(fn.location, f"@{sig.function} has no float argument to differentiate with respect to "
+                                             f"(arguments: {known})")
+        return chosen
+    chosen = []
+    for n in wrt:
+        if n not in names:
+            raise AutodiffError(fn.location, f"cannot differentiate @{sig.function} with respect to '{n}': no such "
+                                             f"argument (arguments: {known})")
+        i = names.index(n)
+        if i in chosen:
+            raise AutodiffError(fn.location, f"argument '{n}' is named twice in wrt")
+        t = sig.arg_types[i]
+        if not t.is_float:
+            raise AutodiffError(fn.location, f"cannot differentiate @{sig.function} with respect to '{n}': its element "
+                                             f"type is {t.element_type}, gradients exist only for float arguments")
+        chosen.append(i)
+    return chosen
+
+
+# -- 1. global form ----------------------------------------------------------------------------
+def _to_global_form(block) -> None:
+    for arg in block.arguments:
+        t = _mtf_type(arg)
+        if t is not None and t.partial:
+            arg.set_type(t.without_partial().to_mlir())
+    for op in list(block.operations):
+        name = op.operation.name
+        is_reshard = name == "mtf.shard" and "reshard" in op.operation.attributes \
+            and ir.BoolAttr(op.operation.attributes["reshard"]).value
+        if name in COLLECTIVES or is_reshard:
+            op.operation.results[0].replace_all_uses_with(op.operation.operands[0])
+            op.operation.erase()
+        elif name == "mtf.shard":  # the user's constraint: keep its layout
+            op.operation.results[0].set_type(type_of(op.operation.results[0]).without_partial().to_mlir())
+        elif name.startswith("mtf."):
+            for r in op.operation.results:
+                r.set_type(free(type_of(r)).to_mlir())
+        elif name == "func.call":
+            _restore_call_operands(op)
+
+
+def _restore_call_operands(call) -> None:
+    """A callee keeps its signature: operands whose layout was dropped are constrained back."""
+    module = call.operation.parent.parent
+    callee_name = ir.FlatSymbolRefAttr(call.operation.attributes["callee"]).value
+    callee = next((f for f in functions(module) if function_name(f) == callee_name), None)
+    if callee is None:
+        return
+    inputs = ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).inputs
+    for k, want in enumerate(inputs):
+        operand = call.operation.operands[k]
+        if operand.type != want:
+            shard = ShardOp(want, [operand], {"reshard": ir.BoolAttr.get(True)}, loc=call.location,
+                            ip=ir.InsertionPoint(call))
+            call.operation.operands[k] = shard.result
+
+
+def _mtf_type(value) -> TensorType | None:
+    try:
+        return TensorType.from_mlir(value.type)
+    except ValueError:
+        return None
+
+
+def _is_float(value) -> bool:
+    t = _mtf_type(value)
+    return t is not None and t.is_float
+
+
+# -- 2-4. activity, reverse sweep, signature -------------------------------------------------------
+class _Differentiator:
+    def __init__(self, grad, block, sig, res_index, wrt_indices, cotangent, with_value):
+        self.grad, self.block, self.sig = grad, block, sig
+        self.res_index, self.wrt, self.cotangent, self.with_value = res_index, wrt_indices, cotangent, with_value
+        self.active: set = set()
+        self.unsupported: set = set()
+
+    def run(self) -> None:
+        ops = list(self.block.operations)
+        ret, forward = ops[-1], ops[:-1]
+        self._activity(forward)
+        y = ret.operation.operands[self.res_index]
+        em = Emitter(ir.InsertionPoint(ret), self.grad.location)
+        seed = self._seed(em, y)
+        cts = {y: seed} if y in self.active else {}
+        for op in reversed(forward):
+            self._pull_back(em, op, cts)
+        em.loc = self.grad.location
+        args = self.block.arguments
+        grads = [cts[args[i]] if args[i] in cts else em.zeros(type_of(args[i])) for i in self.wrt]
+        results = ([y] if self.with_value else []) + grads
+        func.ReturnOp(results, ip=ir.InsertionPoint(ret))
+        ret.operation.erase()
+        self._set_signature(results)
+
+    def _activity(self, forward) -> None:
+        self.active = {self.block.arguments[i] for i in self.wrt}
+        for op in forward:
+            operands = list(op.operation.operands)
+            diff = differentiable(op)
+            if diff is None:  # an op without a VJP (a call, another dialect's op)
+                if any(v in self.active for v in operands):
+                    self.unsupported.add(op.operation)
+                    self.active.update(r for r in op.operation.results if _is_float(r))
+                continue
+            if any(operands[i] in self.active for i in diff):
+                self.active.update(r for r in op.operation.results if _is_float(r))
+
+    def _seed(self, em, y):
+        t = free(type_of(y))
+        if self.cotangent:
+            return self.block.add_argument(t.to_mlir(), self.grad.location)
+        return em.scalar(1.0, t.element_type)  # the result is a scalar (checked by _choose_result)
+
+    def _pull_back(self, em, op, cts) -> None:
+        results = list(op.operation.results)
+        if not any(r in cts for r in results):
+            return
+        if op.operation in self.unsupported:
+            raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': it has no VJP rule"
+                                + (" (inline the callee first)" if op.operation.name == "func.call" else ""),
+                                located=True)
+        operands = list(op.operation.operands)
+        wanted = frozenset(i for i in differentiable(op) if operands[i] in self.active)
+        if not wanted:
+            return
+        em.loc = op.location
+        ct = cts[results[0]]
+        for i, c in VJP_RULES[op.operation.name].fn(em, op, ct, wanted).items():
+            if c is None or i not in wanted:
+                continue
+            v = operands[i]
+            c = em.fit(c, free(type_of(v)))
+            cts[v] = em.add(cts[v], c) if v in cts else c
+
+    def _set_signature(self, results) -> None:
+        g, sig = self.grad, self.sig
+        arg_names = list(sig.arg_names)
+        if self.cotangent:
+            name = COTANGENT_NAME
+            while name in arg_names:
+                name += "_"
+            arg_names.append(name)
+        old = list(ir.ArrayAttr(g.attributes["arg_attrs"])) if "arg_attrs" in g.attributes else []
+        arg_attrs = []
+        for i, n in enumerate(arg_names):
+            entries = {}
+            if i < len(old):
+                d = ir.DictAttr(old[i])
+                entries = {d[k].name: d[k].attr for k in range(len(d))}
+            entries[NAME_ATTR] = ir.StringAttr.get(n)
+            arg_attrs.append(ir.DictAttr.get(entries))
+        res_names = (["value"] if self.with_value else []) + [f"grad_{sig.arg_names[i]}" for i in self.wrt]
+        g.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
+        g.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(n)})
+                                                      for n in res_names])
+        g.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in self.block.arguments], [v.type for v in results]))
+
+
+def _erase_dead_ops(block) -> None:
+    """Erase `mtf` ops whose results nothing uses (all `mtf` ops are pure)."""
+    used: set = set()
+    for op in reversed(list(block.operations)):
+        results = list(op.operation.results)
+        if op.operation.name.startswith("mtf.") and results and not any(r in used for r in results):
+            op.operation.erase()
+            continue
+        used.update(op.operation.operands)

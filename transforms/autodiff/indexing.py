@@ -1,0 +1,27 @@
+"""VJPs of the indexing ops and the ops that create values.
+
+gather(table, ids) along `dim`: the table's cotangent is a scatter-add of the result's
+cotangent into the rows the ids picked, written as an einsum with one_hot(ids) over `dim`:
+ct_table[dim=k, rest] = sum over id positions p with ids[p] = k of ct[p, rest]. Out-of-range
+ids make zero one_hot rows, so they get no gradient, as they gave zeros forward. Ids get none.
+
+one_hot, constant, iota and the random ops have no differentiable input.
+"""
+from __future__ import annotations
+
+from meshir.dialect.tensor_type import Dimension
+
+from .emitter import type_of
+from .rules import no_gradient, vjp
+
+no_gradient("mtf.one_hot", "mtf.constant", "mtf.iota", "mtf.random_uniform", "mtf.random_normal")
+
+
+@vjp("mtf.gather", operands=lambda op: (0,))
+def _gather(em, op, ct, wanted):
+    table, ids = op.operation.operands
+    t = type_of(table)
+    dim = op.attr("dim")
+    hot = em.one_hot(ids, Dimension(dim, t.size(dim)), t.element_type)
+    available = set(type_of(hot).names) | set(type_of(ct).names)
+    return {0: em.einsum([hot, ct], [n for n in t.names if n in available])}
