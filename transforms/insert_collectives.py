@@ -5,9 +5,10 @@ Walks each function in program order after propagation:
 - a dim an op cuts or joins along (slice, concat, pad, shift) is gathered first, and the
   result re-split afterwards;
 - contractions, reductions and lookups over split names leave their result *pending*
-  (`partial@axes`); pending sums stay lazy through linear ops (adds of pending values add
-  locally) and are all-reduced right before their first non-linear use, or reduce-scattered
-  when a reshard wants the axis split (collectives/linearity.py);
+  (`partial@axes`); a pending sum with one use stays lazy through linear ops (adds of pending
+  values add locally) and is all-reduced right before its first non-linear use, or
+  reduce-scattered when a reshard wants the axis split (collectives/linearity.py); one with
+  several uses is reduced once and shared;
 - function results are never pending.
 Every collective records `bytes_per_device`. The output is the partitioned form of
 docs/partitioning.md, checked by `partitioned.verify_partitioned`.
@@ -131,8 +132,14 @@ class _FunctionRewriter:
                 collective_bytes(kind, op.input_type, axes, self.mesh))
 
     def _rewrite_compute(self, op) -> None:
-        for dim in along_dims(op):
-            self._make_whole(op, dim)
+        whole = along_dims(op)
+        for dim in whole:
+            self._gather_operands(op, dim)
+        for k, v in enumerate(op.operation.operands):
+            # A pending value with several uses is reduced once and shared (Mesh-TensorFlow's
+            # lazy all-reduce caches its reduction): one all_reduce instead of one per use.
+            if _type(v).partial and (v in self.reduced or len(list(v.uses)) > 1):
+                op.operation.operands[k] = self._reduced(v, op, op.location)
         types = [_type(v) for v in op.operation.operands]
         for k, lazy in enumerate(lazy_operands(op, types, _type(op.result))):
             if types[k].partial and not lazy:
@@ -141,19 +148,22 @@ class _FunctionRewriter:
         for result in op.operation.results:
             t = _type(result)
             axes, reduction = result_partial(op, types, t)
-            result.set_type(t.with_partial(axes, reduction).to_mlir())
+            final = t.with_partial(axes, reduction)
+            computed = final.with_layout({d: () for d in whole})
+            result.set_type(computed.to_mlir())
+            if computed != final:
+                self._resplit(op, result, final)
 
-    def _make_whole(self, op, dim: str) -> None:
-        """Gather `dim` in every operand; compute the result with `dim` whole, then re-split it."""
+    def _gather_operands(self, op, dim: str) -> None:
+        """Make `dim` whole in every operand (ops that cut or join along it need it so)."""
         for k, v in enumerate(op.operation.operands):
             t = _type(v)
             if t.dim(dim).axes:
                 op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location)
-        result = op.result
-        t = _type(result)
-        if t.dim(dim).axes:
-            uses = [(use.owner, use.operand_number) for use in result.uses]
-            result.set_type(t.with_layout({dim: ()}).to_mlir())
-            resplit = self._emit_steps(result, t, None, op.location, ir.InsertionPoint.after(op))
-            for owner, number in uses:
-                owner.operands[number] = resplit
+
+    def _resplit(self, op, result, final: TensorType) -> None:
+        """Split the result computed whole to its final layout, for every user."""
+        uses = [(use.owner, use.operand_number) for use in result.uses]
+        resplit = self._emit_steps(result, final, None, op.location, ir.InsertionPoint.after(op))
+        for owner, number in uses:
+            owner.operands[number] = resplit

@@ -24,3 +24,9 @@ from .shape import (  # noqa: F401
     SliceOp,
     TransposeOp,
 )
+
+import sys as _sys
+
+from meshir._jax_private import register_dialect_python_module as _register_module
+
+_register_module("mtf", _sys.modules[__name__])

@@ -61,6 +61,10 @@ class GatherOp(MtfOp):
         _check_ids(ids)
         if ids.has(dim):
             raise VerifyError(f"ids may not have the gathered dimension '{dim}'")
+        shared = [n for n in ids.names if table.has(n)]
+        if shared:
+            raise VerifyError(f"ids and table share dimension(s) {names_text(shared)}: a batched lookup is not "
+                              f"supported; rename the table's dimension")
         same_sizes([ids, result], "ids and result")
         rest = [d for d in table.dims if d.name != dim]
         same_sizes([table.with_dims(rest), result], "table and result")

@@ -737,3 +737,11 @@ func.func @collective_permute_changes_shard_shape(%a: !mtf.tensor<b=8@x, f32>) {
   %0 = "mtf.collective_permute"(%a) : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@y, f32>
   return
 }
+
+// -----
+
+func.func @gather_ids_share_a_table_dim(%t: !mtf.tensor<v=8, b=4, f32>, %i: !mtf.tensor<b=4, i32>) {
+  // expected-error @+1 {{'mtf.gather' op ids and table share dimension(s) [b]: a batched lookup is not supported; rename the table's dimension}}
+  %0 = "mtf.gather"(%t, %i) {dim = "v"} : (!mtf.tensor<v=8, b=4, f32>, !mtf.tensor<b=4, i32>) -> !mtf.tensor<b=4, f32>
+  return
+}

@@ -341,43 +341,32 @@ case("collective_permute", "collective_permute", [f32("x", [B, D], layout=_split
 
 
 # A hand-written all_slice of a dim nobody laid out: a rule for that dim reaches the
-# all_slice's operand, and propagation leaves an invalid all_slice (bug).
+# all_slice's operand, which propagation reshards to what the all_slice needs (a fixed bug).
 def _free_slice_layouts(mesh_id):
     return [{}, {"d": "y"}, {"b": "y"}] if two_d(mesh_id) else [{}, {"b": "x"}]
 
 
 case("all_slice_free_operand", "all_slice", [f32("x", [B, D])], lambda m, x: mi.all_slice(mi.exp(x), "b", "x"),
-     layouts=_free_slice_layouts, check_rules=False,
-     xfail=lambda m, rules: "b" in rules and "propagation puts the rule's layout of 'b' on the operand of a "
-     "hand-written all_slice of 'b' and then fails verification: 'mtf.all_slice' op mesh axis ... is already used "
-     "by the operand / result layout of 'b' must be ...")
+     layouts=_free_slice_layouts, check_rules=False)
 
 
 # slice / pad / concat along h of an einsum pending over the contracted d (a linear use of a
-# pending sum): with d and h split over different axes collective insertion emits an
-# all_slice whose result drops the pending axes (bug).
+# pending sum), with d and h split over different axes: the sum stays pending through the
+# gather, the local op and the re-split (a fixed bug).
 def _pending_layouts(mesh_id):
     third = {"x2y2": {"d": "y", "h": "x"}, "x4y2": {"d": "y", "h": "x"}, "x2y4": {"d": "x", "h": "y"}}.get(mesh_id, {"h": "x"})
     return [{}, {"d": "x"}, third]
 
 
-def _pending_xfail(mesh_id, rules):
-    if "d" in rules and "h" in rules:
-        return ("mtf-insert-collectives: slice/pad/concat of a pending sum along a split dim fails with "
-                "\"'mtf.all_slice' op all_slice may not change the pending partial axes\"")
-    return None
-
-
 H32 = Dim("h", 32)
 case("slice_pending_sum", "slice einsum", [f32("x", [B, D]), f32("w", [D, H32])],
-     lambda m, x, w: mi.slice(mi.einsum(x, w, output=[B, H32]), "h", 3, 16), layouts=_pending_layouts, tol=SUM,
-     xfail=_pending_xfail)
+     lambda m, x, w: mi.slice(mi.einsum(x, w, output=[B, H32]), "h", 3, 16), layouts=_pending_layouts, tol=SUM)
 case("pad_pending_sum", "pad einsum", [f32("x", [B, D]), f32("w", [D, N])],
      lambda m, x, w: mi.pad(mi.rename(mi.einsum(x, w, output=[B, N]), "n", "h"), "h", 4, 4), layouts=_pending_layouts,
-     tol=SUM, xfail=_pending_xfail)
+     tol=SUM)
 case("concat_pending_sum", "concat einsum", [f32("x", [B, D]), f32("w", [D, N])],
      lambda m, x, w: (lambda y: mi.concat([y, y * 2.0], "h"))(mi.rename(mi.einsum(x, w, output=[B, N]), "n", "h")),
-     layouts=_pending_layouts, tol=SUM, xfail=_pending_xfail)
+     layouts=_pending_layouts, tol=SUM)
 
 
 # Arguments with stated layouts that the rules disagree with, and arguments returned as

@@ -259,27 +259,19 @@ def test_rules_splitting_two_dims_of_one_tensor_over_one_axis(ffn):
            "layout rules split both 'batch' and 'd' of !mtf.tensor<batch=8, d=16, f32> over mesh axis 'x'")
 
 
-@pytest.mark.xfail(strict=True, reason="a rule error on a function argument is reported at the function's "
-                   "location (loc(unknown) for Python-built programs), not at the argument's, which is recorded: "
-                   "transforms/propagation/program_values.py adds arguments with fn.location")
 def test_rule_error_on_an_argument_starts_at_the_arguments_line(six):
     prog, line = six
     message = raises(lambda: mi.compile(prog, layout={"batch": "x"}), "does not divide dimension 'batch'")
     assert message.startswith(f"{__file__}:{line}:"), message
 
 
-@pytest.mark.xfail(strict=True, reason="errors in compile(layout=...) rules start with 'loc(unknown): error:', "
-                   "not with the location of the user's line that docs/python-api.md promises")
 def test_rule_error_does_not_start_with_an_unknown_location(six):
     message = raises(lambda: mi.compile(six[0], layout={"batch": "z"}), "unknown mesh axis 'z'")
     assert not message.startswith("loc(unknown)"), message
 
 
-# -- malformed arguments to compile (bugs: plain Python exceptions) ------------------------------
+# -- malformed arguments to compile: MeshIRError, not TypeError or AttributeError ----------------
 
-@pytest.mark.xfail(strict=True, raises=(TypeError, AttributeError),
-                   reason="malformed layout= / mesh= / program arguments raise TypeError or AttributeError "
-                   "instead of a MeshIRError")
 @pytest.mark.parametrize("kwargs", [
     {"layout": {"batch": 3}},          # TypeError: 'int' object is not iterable
     {"layout": ["batch"]},             # AttributeError: 'list' object has no attribute 'items'
@@ -289,5 +281,5 @@ def test_rule_error_does_not_start_with_an_unknown_location(six):
 def test_malformed_compile_arguments(ffn, kwargs):
     kwargs = dict(kwargs)
     program = kwargs.pop("program", ffn[0])
-    with pytest.raises(mi.MeshIRError):          # a TypeError / AttributeError escapes instead
+    with pytest.raises(mi.MeshIRError):
         mi.compile(program, **kwargs)

@@ -57,3 +57,10 @@ def test_runtime_helpers_backend_started_and_run_sharded():
     exe = jp.compile_and_load(text, devices)
     (shards,) = jp.run_sharded(exe, [jax.device_put(np.array([1.0, 2.0], np.float32), devices[0])])
     np.testing.assert_array_equal(np.asarray(shards[0]), [1.0, 2.0])
+
+
+def test_dialect_python_module_is_found_without_an_import_search():
+    import meshir.dialect.ops  # noqa: F401  (registers the mtf module)
+    from jaxlib.mlir.dialects._ods_common import _cext
+
+    assert _cext.globals._check_dialect_module_loaded("mtf")

@@ -51,9 +51,18 @@ def rules_from_attribute(fn) -> Rules:
 
 def rules_from_python(layout: dict | None) -> Rules:
     """`{"batch": "x", "d_ff": ("x", "y")}` with Dim keys or names."""
+    if layout is None:
+        return {}
+    if not isinstance(layout, dict):
+        raise MeshIRError(f"layout must be a dict {{dim: axis or axes}}, got {type(layout).__name__} {layout!r}")
     rules: Rules = {}
-    for dim, axes in (layout or {}).items():
-        rules[getattr(dim, "name", dim)] = (axes,) if isinstance(axes, str) else tuple(axes)
+    for dim, axes in layout.items():
+        name = getattr(dim, "name", dim)
+        axes = (axes,) if isinstance(axes, str) else axes
+        if not isinstance(name, str) or not isinstance(axes, (tuple, list)) or not all(isinstance(a, str) for a in axes):
+            raise MeshIRError(f"layout rule {dim!r}: {layout[dim]!r} must map a dim name to a mesh axis name "
+                              f"or a tuple of them")
+        rules[name] = tuple(axes)
     return rules
 
 

@@ -49,7 +49,7 @@ def index_function(fn) -> FunctionValues:
     block = fn.regions[0].blocks[0]
     out = FunctionValues()
     for arg in block.arguments:
-        out.add(arg, None, fn.location)
+        out.add(arg, None, arg.location)
     for op in block.operations:
         out.ops.append(op)
         for result in op.operation.results:

@@ -90,7 +90,28 @@ def _collective_layouts(rule: OpRule, values, solver) -> dict[tuple[int, str], t
                 break
             axes.append(a)
         wanted[(src, d)] = wanted[(dst, d)] = tuple(axes)
+    wanted.update(_collective_operand_layouts(op, src, dst, solver))
     return wanted
+
+
+def _collective_operand_layouts(op, src: int, dst: int, solver) -> dict:
+    """The operand layout of the dims a collective changes, derived from its result's: the
+    collective adds or removes exactly its axes there."""
+    name, axes = op.operation.name, tuple(op.attr("axes") or ())
+
+    def without(dim):
+        return tuple(a for a in solver.final((dst, dim)) if a not in axes)
+
+    def plus(dim):
+        return tuple(a for a in solver.final((dst, dim)) if a not in axes) + axes
+
+    if name in ("mtf.all_slice", "mtf.reduce_scatter"):
+        return {(src, op.attr("dim")): without(op.attr("dim"))}
+    if name == "mtf.all_gather":
+        return {(src, op.attr("dim")): plus(op.attr("dim"))}
+    if name == "mtf.all_to_all":
+        return {(src, op.attr("src_dim")): plus(op.attr("src_dim")), (src, op.attr("dst_dim")): without(op.attr("dst_dim"))}
+    return {}
 
 
 def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: Solver, mesh) -> int:

@@ -62,8 +62,21 @@ def rule_seeds(values: FunctionValues, rules: Rules, mesh) -> list[Seed]:
             if d.axes is None:
                 seeds.append(Seed(info.index, d.name, axes, RULE))
     if diags:
-        raise MeshIRError("\n".join(str(d) for d in diags), diags)
+        raise MeshIRError("\n".join(str(d) for d in _first_of_each(diags)), diags)
     return seeds
+
+
+def _first_of_each(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per distinct problem (a bad rule hits every value with its name): the
+    first place it occurs, with how many other values share it."""
+    groups: dict[str, list[Diagnostic]] = {}
+    for d in diags:
+        groups.setdefault(d.message.split(" in !mtf.tensor")[0].split(" of !mtf.tensor")[0], []).append(d)
+    out = []
+    for same in groups.values():
+        more = f" (and {len(same) - 1} more values)" if len(same) > 1 else ""
+        out.append(Diagnostic(same[0].location, same[0].message + more, same[0].severity))
+    return out
 
 
 def check_rules_on_mesh(rules: Rules, mesh, location) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from meshir._jax_private import ir
+from meshir._jax_private import ir, sdy
 from meshir.dialect import Mesh, MeshIRError, get_context
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
@@ -41,6 +41,11 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     if mode not in MODES:
         raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
     source = getattr(program_or_module, "module", program_or_module)
+    if not hasattr(source, "operation"):
+        raise MeshIRError(f"compile expects a Program, a gradient/training program or a module, "
+                          f"got {type(program_or_module).__name__}")
+    if mesh is not None and not isinstance(mesh, (Mesh, dict)):
+        raise MeshIRError(f"mesh must be a Mesh or a dict {{axis: size}}, got {type(mesh).__name__} {mesh!r}")
     with get_context():
         source = _with_mesh(source.operation.clone(), Mesh(mesh) if isinstance(mesh, dict) else mesh, function)
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
@@ -75,6 +80,7 @@ def _with_mesh(module, mesh: Mesh | None, function: str | None):
         return module
     with get_context(), ir.Location.unknown():
         body = module.regions[0].blocks[0]
-        ir.Operation.parse(mesh.to_mlir_text()).move_before(body.operations[0])
+        sdy.MeshOp(mesh.name, ir.Attribute.parse(f"#sdy.mesh<{mesh.format_axes()}>"),
+                   ip=ir.InsertionPoint.at_block_begin(body))
         fn.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(mesh.name)
     return module

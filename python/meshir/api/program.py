@@ -57,7 +57,7 @@ class Program:
         self._results: list[Tensor] = []
         self._callees: list[str] = []
         self._finished = False
-        with self.context, ir.Location.unknown():
+        with self.context, call_site_location():
             self._module = ir.Module.create()
             with ir.InsertionPoint(self._module.body):
                 if self.mesh is not None:

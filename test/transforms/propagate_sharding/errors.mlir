@@ -56,7 +56,7 @@ func.func @rule_names_missing_axis(%a: !mtf.tensor<b=8, d=16, f32>) -> !mtf.tens
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// ERR: errors.mlir:[[# @LINE + 1]]:1: error: layout rules split both 'b' and 'd' of !mtf.tensor<b=8, d=16, f32> over mesh axis 'x'
+// ERR: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: layout rules split both 'b' and 'd' of !mtf.tensor<b=8, d=16, f32> over mesh axis 'x'
 func.func @rules_split_two_names_over_one_axis(%a: !mtf.tensor<b=8, d=16, f32>) -> !mtf.tensor<b=8, d=16, f32> attributes {mtf.layout_rules = {b = ["x"], d = ["x", "y"]}} { // expected-error {{layout rules split both 'b' and 'd' of !mtf.tensor<b=8, d=16, f32> over mesh axis 'x'}}
   return %a : !mtf.tensor<b=8, d=16, f32>
 }
@@ -76,7 +76,7 @@ func.func @rules_clash_on_einsum_result(%a: !mtf.tensor<b=8, k=4, f32>, %w: !mtf
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// ERR: errors.mlir:[[# @LINE + 1]]:1: error: layout rule b:x does not divide dimension 'b' of size 6 (mesh axes x have 4 devices) in !mtf.tensor<b=6, d=16, f32>
+// ERR: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: layout rule b:x does not divide dimension 'b' of size 6 (mesh axes x have 4 devices) in !mtf.tensor<b=6, d=16, f32>
 func.func @rule_does_not_divide(%a: !mtf.tensor<b=6, d=16, f32>) -> !mtf.tensor<b=6, d=16, f32> attributes {mtf.layout_rules = {b = ["x"]}} { // expected-error {{layout rule b:x does not divide dimension 'b' of size 6 (mesh axes x have 4 devices)}}
   return %a : !mtf.tensor<b=6, d=16, f32>
 }
@@ -99,7 +99,7 @@ func.func @rule_does_not_divide_sliced_dim(%a: !mtf.tensor<d=16, f32>) -> !mtf.t
 // OPT-AXIS-NOT: Traceback
 
 // Two names of one tensor over one axis: reported for every value that has both.
-// OPT-TWO: plain.mlir:2:1: error: layout rules split both 'b' and 'd' of !mtf.tensor<b=8, d=16, f32> over mesh axis 'x'
+// OPT-TWO: plain.mlir:2:18: error: layout rules split both 'b' and 'd' of !mtf.tensor<b=8, d=16, f32> over mesh axis 'x'
 // OPT-TWO: plain.mlir:3:8: error: layout rules split both 'b' and 'd' of !mtf.tensor<b=8, d=16, f32> over mesh axis 'x'
 // OPT-TWO-NOT: Traceback
 

@@ -1,0 +1,222 @@
+"""The language model as a MeshIR program: a decoder-only Transformer over named dimensions.
+
+    tokens [batch, length] --gather(embed)--> + pos_embed --> N x (pre-norm causal attention
+    + pre-norm FFN) --> layer norm --> logits [batch, length, vocab] (tied: einsum with embed)
+    --> softmax cross-entropy against targets [batch, length] (the next characters)
+
+Attention is Mesh-TensorFlow's: keys and values are the layer input with `length` renamed to
+`memory_length`, logits live on [batch, heads, length, memory_length], and the causal mask
+comes from two iotas (a query at position i sees memory positions j <= i; the others get a
+-1e9 bias). Layouts are not written here: they are layout rules given at compile time
+(`LAYOUTS`), so one program runs data-parallel, model-parallel, 2-D or on one device.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import meshir as mi
+
+MASK_VALUE = -1e9
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything that fixes the model, its data and its optimizer: a checkpoint stores it,
+    and resuming checks it."""
+
+    layers: int = 2
+    d_model: int = 64
+    heads: int = 8
+    d_ff: int = 256
+    length: int = 64
+    batch: int = 16
+    vocab: int = 104
+    optimizer: str = "adam"
+    lr: float = 3e-3
+    seed: int = 0
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.heads
+
+    def check(self) -> None:
+        for field in ("layers", "d_model", "heads", "d_ff", "length", "batch", "vocab"):
+            if getattr(self, field) < 1:
+                raise ValueError(f"--{field.replace('_', '-')} must be at least 1, got {getattr(self, field)}")
+        if self.d_model % self.heads:
+            raise ValueError(f"--d-model {self.d_model} is not divisible by --heads {self.heads} "
+                             f"(d_k = d_model / heads)")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer '{self.optimizer}' (expected one of {', '.join(OPTIMIZERS)})")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# ------------------------------------------------------------------------------------------
+# Layouts: (mesh, Mesh-TensorFlow layout rules) by name
+
+LAYOUTS = {
+    "2d": ({"x": 4, "y": 2}, {"batch": "x", "heads": "y", "d_ff": "y", "vocab": "y"}),
+    "data-parallel": ({"x": 4, "y": 2}, {"batch": ("x", "y")}),
+    "model-parallel": ({"x": 4, "y": 2}, {"heads": ("x", "y"), "d_ff": ("x", "y"), "vocab": ("x", "y")}),
+    "single": ({"x": 1}, {}),
+}
+
+LAYOUT_HELP = {
+    "2d": "batch:x; heads, d_ff, vocab:y on a 4x2 mesh (Mesh-TensorFlow's layout)",
+    "data-parallel": "batch:(x,y): batch over all 8 devices",
+    "model-parallel": "heads, d_ff, vocab:(x,y): over all 8 devices",
+    "single": "one device (mesh {x: 1})",
+}
+
+
+def layout(name: str) -> tuple[mi.Mesh, dict]:
+    axes, rules = LAYOUTS[name]
+    return mi.Mesh(dict(axes)), dict(rules)
+
+
+def format_mesh(mesh: mi.Mesh) -> str:
+    """'4x2 mesh (x=4, y=2) of 8 devices', 'mesh (x=1) of 1 device'."""
+    shape = mesh.shape
+    axes = ", ".join(f"{a}={n}" for a, n in shape.items())
+    if len(shape) == 1:
+        return f"mesh ({axes}) of {mesh.size} device{'s' if mesh.size > 1 else ''}"
+    return f"{'x'.join(str(n) for n in shape.values())} mesh ({axes}) of {mesh.size} devices"
+
+
+def format_rules(rules: dict) -> str:
+    def axes(a):
+        return a if isinstance(a, str) else "(" + ",".join(a) + ")"
+
+    return ", ".join(f"{d}:{axes(a)}" for d, a in rules.items()) or "none (replicated)"
+
+
+# ------------------------------------------------------------------------------------------
+# Optimizers
+
+OPTIMIZERS = ("adam", "adafactor", "sgd")
+
+
+def optimizer(cfg: Config):
+    if cfg.optimizer == "adam":
+        return mi.Adam(cfg.lr)
+    if cfg.optimizer == "adafactor":  # factored second moments for matrices of >= 64 rows
+        return mi.Adafactor(learning_rate=cfg.lr, min_dim_size_to_factor=64)
+    return mi.SGD(cfg.lr, momentum=0.9)
+
+
+# ------------------------------------------------------------------------------------------
+# Parameters
+
+
+class Dims:
+    """The named dimensions of a config."""
+
+    def __init__(self, cfg: Config):
+        D = mi.Dim
+        self.batch, self.length = D("batch", cfg.batch), D("length", cfg.length)
+        self.memory_length = D("memory_length", cfg.length)
+        self.d_model, self.heads, self.d_k = D("d_model", cfg.d_model), D("heads", cfg.heads), D("d_k", cfg.d_k)
+        self.d_ff, self.vocab = D("d_ff", cfg.d_ff), D("vocab", cfg.vocab)
+
+
+def param_dims(cfg: Config) -> dict[str, list[mi.Dim]]:
+    """Every parameter's dims, in argument order. The output projection is the token
+    embedding (tied), so there is no separate softmax weight."""
+    d = Dims(cfg)
+    m, h, k, f = d.d_model, d.heads, d.d_k, d.d_ff
+    out = {"embed": [d.vocab, m], "pos_embed": [d.length, m]}
+    for i in range(cfg.layers):
+        out.update({
+            f"l{i}_ln1_scale": [m], f"l{i}_ln1_bias": [m],
+            f"l{i}_wq": [m, h, k], f"l{i}_wk": [m, h, k], f"l{i}_wv": [m, h, k], f"l{i}_wo": [h, k, m],
+            f"l{i}_ln2_scale": [m], f"l{i}_ln2_bias": [m],
+            f"l{i}_w1": [m, f], f"l{i}_b1": [f], f"l{i}_w2": [f, m], f"l{i}_b2": [m],
+        })
+    out.update({"lnf_scale": [m], "lnf_bias": [m]})
+    return out
+
+
+def init_params(cfg: Config) -> dict[str, np.ndarray]:
+    """Initial parameters: a pure function of the config (seeded NumPy). Weights are normal
+    with std 1/sqrt(fan_in) (embeddings 0.02, output projections scaled down by
+    sqrt(2 * layers) as in GPT-2), layer-norm scales 1, biases 0."""
+    rng = np.random.default_rng([cfg.seed, 1])
+    params = {}
+    for name, dims in param_dims(cfg).items():
+        shape = tuple(x.size for x in dims)
+        base = name.split("_", 1)[1] if name.startswith("l") and name[1].isdigit() else name
+        if base.endswith("scale"):
+            value = np.ones(shape)
+        elif base.endswith("bias") or base in ("b1", "b2"):
+            value = np.zeros(shape)
+        elif base in ("embed", "pos_embed"):
+            value = rng.standard_normal(shape) * 0.02
+        else:
+            fan_in = cfg.d_ff if base == "w2" else cfg.d_model  # wo: heads * d_k = d_model
+            value = rng.standard_normal(shape) / math.sqrt(fan_in)
+            if base in ("wo", "w2"):
+                value /= math.sqrt(2 * cfg.layers)
+        params[name] = value.astype(np.float32)
+    return params
+
+
+# ------------------------------------------------------------------------------------------
+# The program
+
+
+def attention(x, p, i, d: Dims):
+    """Causal multi-head self-attention, x: [batch, length, d_model]."""
+    b, l, mem, m, h, k = d.batch, d.length, d.memory_length, d.d_model, d.heads, d.d_k
+    q = mi.einsum(x, p[f"l{i}_wq"], output=[b, l, h, k])
+    xm = mi.rename(x, "length", "memory_length")
+    key = mi.einsum(xm, p[f"l{i}_wk"], output=[b, mem, h, k])
+    value = mi.einsum(xm, p[f"l{i}_wv"], output=[b, mem, h, k])
+    logits = mi.einsum(q, key, output=[b, h, l, mem]) * (1.0 / math.sqrt(k.size))
+    query_pos = mi.iota([l, mem], "length")
+    memory_pos = mi.iota([l, mem], "memory_length")
+    bias = mi.select(mi.less_equal(memory_pos, query_pos), mi.constant(0.0, [l, mem]), MASK_VALUE)
+    weights = mi.softmax(logits + bias, mem)
+    o = mi.einsum(weights, value, output=[b, l, h, k])
+    return mi.einsum(o, p[f"l{i}_wo"], output=[b, l, m])
+
+
+def ffn(x, p, i, d: Dims):
+    hidden = mi.gelu(mi.einsum(x, p[f"l{i}_w1"], output=[d.batch, d.length, d.d_ff]) + p[f"l{i}_b1"])
+    return mi.einsum(hidden, p[f"l{i}_w2"], output=[d.batch, d.length, d.d_model]) + p[f"l{i}_b2"]
+
+
+def logits_of(tokens, p, cfg: Config, d: Dims):
+    """[batch, length, vocab] logits of the next character at every position."""
+    x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
+    for i in range(cfg.layers):
+        x = x + attention(mi.layer_norm(x, "d_model", p[f"l{i}_ln1_scale"], p[f"l{i}_ln1_bias"]), p, i, d)
+        x = x + ffn(mi.layer_norm(x, "d_model", p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i, d)
+    x = mi.layer_norm(x, "d_model", p["lnf_scale"], p["lnf_bias"])
+    return mi.einsum(x, p["embed"], output=[d.batch, d.length, d.vocab])
+
+
+def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False) -> mi.Program:
+    """The loss program: arguments `tokens`, `targets` (i32 [batch, length]) then every
+    parameter; result `loss` (mean cross-entropy in nats per character), and `logits` when
+    `with_logits` (the evaluation and generation program)."""
+    d = Dims(cfg)
+    with mi.Program("transformer_lm", mesh) as prog:
+        tokens = prog.argument("tokens", [d.batch, d.length], "i32")
+        targets = prog.argument("targets", [d.batch, d.length], "i32")
+        p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg).items()}
+        logits = logits_of(tokens, p, cfg, d)
+        prog.result(mi.mean(mi.cross_entropy(logits, targets, "vocab")), name="loss")
+        if with_logits:
+            prog.result(logits, name="logits")
+    return prog
+
+
+def train_step(cfg: Config, mesh: mi.Mesh) -> mi.TrainStep:
+    """Forward, backward and optimizer update as one program (mi.train_step)."""
+    return mi.train_step(build(cfg, mesh), optimizer(cfg), params=list(param_dims(cfg)))

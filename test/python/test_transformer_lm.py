@@ -1,0 +1,173 @@
+"""examples/transformer_lm.py: the same loss curve under every layout and in the reference
+interpreter, checkpoint resume with an identical loss history, clear errors for mismatching
+checkpoints and impossible layouts, a deterministic data pipeline, and the script end to end.
+
+Every test uses one tiny model, so the script's per-process cache compiles each layout once.
+"""
+import importlib.util
+import io
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import meshir as mi
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8",
+        "--seed", "3"]
+QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
+
+
+@pytest.fixture(scope="module")
+def lm():
+    spec = importlib.util.spec_from_file_location("transformer_lm", EXAMPLES / "transformer_lm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(lm, *flags):
+    return lm.run(TINY + QUIET + list(flags), out=io.StringIO())
+
+
+def tiny_config(lm):
+    return lm.config_of(lm.build_parser().parse_args(TINY))
+
+
+# (1) ---------------------------------------------------------------------------------------
+
+def test_same_losses_under_every_layout_and_in_the_interpreter(lm):
+    curves = {layout: run(lm, "--steps", "3", "--layout", layout)["train_loss"]
+              for layout in ("2d", "data-parallel", "model-parallel", "single")}
+    for layout, curve in curves.items():
+        np.testing.assert_allclose(curve, curves["single"], rtol=2e-5, err_msg=layout)
+    assert curves["2d"][-1] < curves["2d"][0]
+
+    # the first step, every result (loss, parameters, optimizer state), against the interpreter
+    cfg = tiny_config(lm)
+    step, exe = lm.compiled_train_step(cfg, "2d")
+    tokens, targets = lm.data.train_batch(lm.data.load_corpus(), cfg.seed, 1, cfg.batch, cfg.length)
+    inputs = dict(tokens=tokens, targets=targets, **lm.model.init_params(cfg), **mi.init_optimizer_state(step),
+                  step=np.float32(1))
+    compiled = exe(**inputs)
+    reference = mi.interpret(step.program, **inputs)
+    assert len(compiled) == len(reference) == len(step.program.result_names)
+    np.testing.assert_allclose(float(compiled[0]), curves["2d"][0], rtol=0)
+    for name, got, want in zip(step.program.result_names, compiled, reference):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+# (2) ---------------------------------------------------------------------------------------
+
+def test_resume_gives_the_same_loss_history(lm, tmp_path):
+    straight = run(lm, "--steps", "4", "--checkpoint", str(tmp_path / "a"))
+    first = run(lm, "--steps", "2", "--checkpoint", str(tmp_path / "b"))
+    assert first["steps_run"] == 2
+    resumed = run(lm, "--steps", "4", "--checkpoint", str(tmp_path / "b"))
+    assert resumed["steps_run"] == 2
+    assert len(straight["train_loss"]) == 4
+    assert resumed["train_loss"] == straight["train_loss"]  # bit for bit
+
+    a, b = (np.load(tmp_path / d / "checkpoint.npz") for d in ("a", "b"))
+    assert sorted(a.files) == sorted(b.files)
+    for name in a.files:
+        if name != "meta":
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    meta = json.loads(str(a["meta"]))
+    assert meta["step"] == 4 and meta["config"]["d_model"] == 16 and len(meta["train_loss"]) == 4
+    assert not [f for f in os.listdir(tmp_path / "a") if f.endswith(".tmp")]  # written via rename
+
+    # resuming under another layout is allowed (checkpoints hold global arrays)
+    again = run(lm, "--steps", "5", "--checkpoint", str(tmp_path / "b"), "--layout", "single")
+    assert again["steps_run"] == 1 and again["train_loss"][:4] == straight["train_loss"]
+
+
+# (3) ---------------------------------------------------------------------------------------
+
+def test_mismatching_checkpoint_is_a_clear_error(lm, tmp_path, capsys):
+    run(lm, "--steps", "1", "--checkpoint", str(tmp_path))
+    with pytest.raises(lm.checkpoint.CheckpointError, match=r"--d-ff is 32 in the checkpoint but 64 now"):
+        run(lm, "--steps", "2", "--checkpoint", str(tmp_path), "--d-ff", "64")
+    assert lm.main(TINY + QUIET + ["--steps", "2", "--checkpoint", str(tmp_path), "--optimizer", "sgd"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--optimizer is adam in the checkpoint but sgd now" in err
+
+    # doctored arrays: one missing, one extra, one of the wrong shape
+    path = tmp_path / "checkpoint.npz"
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    del arrays["param/lnf_bias"]
+    arrays["param/l9_wq"] = np.zeros(3, np.float32)
+    arrays["state/embed__m"] = np.zeros((5, 16), np.float32)
+    np.savez(path, **arrays)
+    with pytest.raises(lm.checkpoint.CheckpointError) as info:
+        run(lm, "--steps", "2", "--checkpoint", str(tmp_path))
+    message = str(info.value)
+    assert "missing param arrays: lnf_bias" in message
+    assert "unexpected param arrays: l9_wq" in message
+    assert "state/embed__m has shape (5, 16), the model needs (104, 16)" in message
+
+
+def test_impossible_layout_is_one_clear_line(lm, capsys):
+    argv = TINY + QUIET + ["--steps", "1", "--heads", "4", "--layout", "model-parallel"]
+    assert lm.main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "--layout model-parallel" in err and "'heads' of size 4" in err and "8 devices" in err
+
+
+# (4) ---------------------------------------------------------------------------------------
+
+def test_data_pipeline_is_deterministic_and_names_its_source(lm):
+    data = lm.data
+    corpus = data.load_corpus()
+    fresh = data.load_corpus.__wrapped__()  # recomputed, not the cached object
+    assert fresh.text == corpus.text and fresh.digest == corpus.digest
+    np.testing.assert_array_equal(fresh.train, corpus.train)
+    assert len(corpus.text) > 100_000 and "docstrings" in corpus.source and "standard-library" in corpus.source
+    assert len(corpus.validation) > 0.05 * len(corpus.text) and len(corpus.train) > 0.85 * len(corpus.text)
+
+    x1, y1 = data.train_batch(corpus, 0, 7, 4, 16)
+    x2, y2 = data.train_batch(corpus, 0, 7, 4, 16)
+    np.testing.assert_array_equal(x1, x2)
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(x1[:, 1:], y1[:, :-1])  # targets: the next characters
+    assert not np.array_equal(x1, data.train_batch(corpus, 0, 8, 4, 16)[0])
+    assert not np.array_equal(x1, data.train_batch(corpus, 1, 7, 4, 16)[0])
+    assert x1.dtype == np.int32 and x1.min() >= 0 and x1.max() < data.CHARS <= data.VOCAB_SIZE
+    assert data.VOCAB_SIZE % 8 == 0
+
+    assert data.decode(data.encode("Return the list.\n")) == "Return the list.\n"
+    assert data.encode("é")[0] == data.UNKNOWN
+    help_text = lm.build_parser().format_help()
+    assert "docstrings" in help_text and "sysconfig.get_paths()['stdlib']" in help_text
+
+
+# (5) ---------------------------------------------------------------------------------------
+
+def test_main_runs_end_to_end(lm, tmp_path, capsys):
+    png = tmp_path / "curve.png"
+    argv = TINY + ["--steps", "2", "--eval-every", "1", "--sample", "5", "--plot", str(png),
+                   "--checkpoint", str(tmp_path / "ckpt"), "--no-progress"]
+    assert lm.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "collectives per step" in out and "all_reduce" in out
+    assert "validation loss" in out and "greedy sample" in out
+    assert (tmp_path / "ckpt" / "checkpoint.npz").exists()
+    if lm.plot.matplotlib_available():
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert "matplotlib is not installed" in out and not png.exists()
+
+
+def test_progress_bar_line(lm):
+    stream = io.StringIO()
+    bar = lm.progress.ProgressBar(300, stream=stream)
+    bar.update(1, 4.5, None, 1000.0)
+    bar.update(120, 2.31, 2.40, 12345.0)
+    text = stream.getvalue()
+    assert "step   1/300" in text and "loss 4.500" in text
+    assert "step 120/300 [=========>" in text and "loss 2.310 val 2.400" in text and "12,345 tok/s" in text
