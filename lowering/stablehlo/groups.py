@@ -8,21 +8,30 @@ order the collective names them).
 """
 from __future__ import annotations
 
+import functools
 import math
+
+import numpy as np
 
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.tensor_type import TensorType
 
 
+@functools.lru_cache(maxsize=256)
+def _strides(mesh: Mesh) -> dict[str, int]:
+    names = mesh.axis_names
+    return {a: math.prod(mesh.shape[b] for b in names[i + 1 :]) for i, a in enumerate(names)}
+
+
 def stride(mesh: Mesh, axis: str) -> int:
     """Product of the sizes of the axes after `axis`: how far apart its coordinates are."""
-    names = mesh.axis_names
-    return math.prod(mesh.shape[a] for a in names[names.index(axis) + 1 :])
+    return _strides(mesh)[axis]
 
 
 def coordinates(mesh: Mesh, device: int) -> dict[str, int]:
     """Axis -> coordinate of a partition id."""
-    return {a: (device // stride(mesh, a)) % s for a, s in mesh.axes}
+    strides = _strides(mesh)
+    return {a: (device // strides[a]) % s for a, s in mesh.axes}
 
 
 def device_id(mesh: Mesh, coords: dict[str, int]) -> int:
@@ -40,15 +49,19 @@ def block_index(mesh: Mesh, coords: dict[str, int], axes) -> int:
 
 def replica_groups(mesh: Mesh, axes) -> list[list[int]]:
     """Groups of devices that differ only in `axes`, each ordered by the block order of
-    `axes`; groups are listed by their first member."""
+    `axes`; groups are listed by their first member.
+
+    Vectorized: the ids laid out in the mesh's shape, the group axes moved last (in the
+    collective's order) and flattened — row-major order gives both orders at once, so the
+    cost stays small on meshes of thousands of devices.
+    """
     axes = tuple(axes)
-    groups: dict[tuple, list[tuple[int, int]]] = {}
-    for p in range(mesh.size):
-        c = coordinates(mesh, p)
-        key = tuple(c[a] for a in mesh.axis_names if a not in axes)
-        groups.setdefault(key, []).append((block_index(mesh, c, axes), p))
-    ordered = [[p for _, p in sorted(members)] for members in groups.values()]
-    return sorted(ordered, key=lambda g: min(g))
+    names = mesh.axis_names
+    ids = np.arange(mesh.size).reshape([s for _, s in mesh.axes] or [1])
+    outer = [names.index(a) for a in names if a not in axes]
+    inner = [names.index(a) for a in axes]
+    group_size = math.prod(mesh.shape[a] for a in axes)
+    return ids.transpose(outer + inner).reshape(-1, group_size).tolist()
 
 
 def device_blocks(mesh: Mesh, t: TensorType, device: int) -> tuple:
