@@ -23,6 +23,8 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+from meshir.transforms.collectives.costs import ring_bytes
+
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 
 ELEMENT_BYTES = {
@@ -136,17 +138,12 @@ class HloCollective:
 
 
 def collective_bytes(kind: str, operand_bytes: int, n: int, sends: bool = True) -> int:
-    """Bytes one device sends (costs.py's ring formulas)."""
-    b = operand_bytes
-    if kind == "all-reduce":
-        return 2 * (n - 1) * b // n
-    if kind == "all-gather":
-        return (n - 1) * b
-    if kind in ("reduce-scatter", "all-to-all"):
-        return (n - 1) * b // n
-    if kind == "collective-permute":
-        return b if sends else 0
-    raise ValueError(kind)
+    """Bytes one device sends: MeshIR's own ring formulas (transforms/collectives/costs.py)."""
+    if kind not in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"):
+        raise ValueError(kind)
+    if kind == "collective-permute" and not sends:
+        return 0
+    return ring_bytes(kind, operand_bytes, n)
 
 
 def _operand_bytes_from_result(kind: str, result_bytes: int, n: int) -> int:

@@ -20,15 +20,21 @@ def group_size(axes, mesh_shape: dict[str, int]) -> int:
     return math.prod(mesh_shape[a] for a in axes)
 
 
+def ring_bytes(kind: str, shard: int, n: int) -> int:
+    """Bytes one device sends for collective `kind` (all_reduce, all_gather, ...; HLO's
+    dashed spellings too) over a group of `n` devices, its operand shard being `shard` bytes."""
+    kind = kind.replace("-", "_")
+    if kind == "all_reduce":
+        return 2 * (n - 1) * shard // n
+    if kind == "all_gather":
+        return (n - 1) * shard
+    if kind in ("reduce_scatter", "all_to_all"):
+        return (n - 1) * shard // n
+    if kind == "collective_permute":
+        return shard
+    return 0
+
+
 def collective_bytes(kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> int:
     """Bytes sent per device by collective `kind` over `axes` applied to `operand`."""
-    b, n = shard_bytes(operand, mesh_shape), group_size(axes, mesh_shape)
-    if kind == "all_reduce":
-        return 2 * (n - 1) * b // n
-    if kind == "all_gather":
-        return (n - 1) * b
-    if kind in ("reduce_scatter", "all_to_all"):
-        return (n - 1) * b // n
-    if kind == "collective_permute":
-        return b
-    return 0
+    return ring_bytes(kind, shard_bytes(operand, mesh_shape), group_size(axes, mesh_shape))
