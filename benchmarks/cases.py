@@ -3,11 +3,12 @@
 
 A *model* is one small set of functions (MeshIR builder, JAX function from jax_baselines.py,
 inputs, analytic minimum bytes); a *case* is a model under one layout on the 8-device mesh. Adding a model
-means writing one more `Model(...)` entry in MODELS — e.g. forward+backward: `build` returns
-`mi.value_and_grad(<forward program with a scalar loss>, wrt=[...])`, `jax_fn` returns
-`jax.value_and_grad(...)`'s (loss, grads), `result_dims` lists each result's dims, and
-`min_bytes` adds the backward all-reduces (activation gradients over the model axes, weight
-gradients over the batch axes).
+means writing one more `Model(...)` entry in MODELS. Forward+backward twins come from
+`_fwdbwd(model, backward_allreduces)`: MeshIR `mi.value_and_grad` of the forward program with
+the scalar loss mean(y²), JAX `jax.value_and_grad` of the same loss, results the loss then
+every weight's gradient, and an analytic minimum that adds the backward pass's activation-
+gradient all-reduces (over the model axes) and the weight-gradient all-reduces (over the
+batch axes) to the forward pass's.
 
 Layouts are Mesh-TensorFlow layout rules. The JAX version gets the same layouts as
 `NamedSharding`s of its arguments and results and `with_sharding_constraint`s on its
@@ -21,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from jax_baselines import jax_attention, jax_ffn, jax_layer
+from jax_baselines import jax_attention, jax_ffn, jax_layer, jax_loss_and_grads
 
 #: The mesh every case runs on (8 devices, row-major over (x, y) like MeshIR's device order).
 MESH_AXES = {"x": 4, "y": 2}
@@ -86,14 +87,22 @@ def mtf_layer(mi, prog, x, d, prefix=""):
                        a["w1"], a["b1"], a["w2"], a["b2"], d)
 
 
-def build_mlp(mi, mesh, s):
+def _result(mi, prog, y, loss: bool):
+    """The program's result: `y`, or (for a loss program) mean(y²) named `loss`."""
+    if loss:
+        prog.result(mi.mean(y * y), name="loss")
+    else:
+        prog.result(y, name="y")
+
+
+def build_mlp(mi, mesh, s, loss: bool = False):
     d = _dims(mi, s)
     b, m, f = mi.Dim("batch", s["mlp_batch"]), d["d_model"], d["d_ff"]
     with mi.Program("mlp", mesh) as prog:
         x = prog.argument("x", [b, m])
         w1, b1 = prog.argument("w1", [m, f]), prog.argument("b1", [f])
         w2, b2 = prog.argument("w2", [f, m]), prog.argument("b2", [m])
-        prog.result(mtf_ffn(mi, x, w1, b1, w2, b2, d), name="y")
+        _result(mi, prog, mtf_ffn(mi, x, w1, b1, w2, b2, d), loss)
     return prog
 
 
@@ -108,14 +117,15 @@ def build_attention(mi, mesh, s):
     return prog
 
 
-def build_transformer(mi, mesh, s, layers: int = 1):
-    """`layers` Transformer layers stacked in one program (each with its own weights)."""
+def build_transformer(mi, mesh, s, layers: int = 1, loss: bool = False):
+    """`layers` Transformer layers stacked in one program (each with its own weights);
+    `loss=True` makes mean(y²) its one (scalar) result."""
     d = _dims(mi, s)
     with mi.Program("transformer", mesh) as prog:
         x = prog.argument("x", [d["batch"], d["seq"], d["d_model"]])
         for i in range(layers):
             x = mtf_layer(mi, prog, x, d, prefix=f"l{i}_" if layers > 1 else "")
-        prog.result(x, name="y")
+        _result(mi, prog, x, loss)
     return prog
 
 
@@ -132,6 +142,7 @@ class Model:
     result_dims: tuple                # dim names of the result, or a tuple of them per result
     min_bytes: Callable              # (layout rules, sizes, mesh axes) -> (bytes, why)
     dim_names: tuple[str, ...]       # the dims the model uses (rules for other names are dropped)
+    batch_size: str = "batch"        # the SIZES key of the batch dim's size
 
 
 def _mlp_args(s):
@@ -191,18 +202,68 @@ def _layer_min(rules, s, mesh):
                                   "one after attention, one after the FFN")
 
 
+def _weight_grad_allreduces(arg_dims, rules, s, mesh):
+    """The all-reduce over the batch axes of every weight gradient (one shard of the weight
+    each: gradients are laid out like their weights) and of the scalar loss."""
+    n, axes = _axes_size(rules, "batch", mesh)
+    if n == 1:
+        return 0, "no gradient all-reduce: the batch is not split"
+    shard = F32  # the loss
+    for name, dims in arg_dims(s).items():
+        if name != "x":
+            shard += math.prod(s[d] for d in dims) * F32 // math.prod(_axes_size(rules, d, mesh)[0] for d in dims)
+    return (2 * (n - 1) * shard // n,
+            f"all-reduce of the weight-gradient shards and the loss ({shard:,} B) over ({','.join(axes)}), n={n}: "
+            f"2(n-1)/n × {shard:,} B")
+
+
+def _fwdbwd(model: Model, backward_allreduces: Callable) -> Model:
+    """`model`'s forward+backward twin: loss mean(y²) of its result and the gradient of
+    every argument but `x` (MeshIR: `mi.value_and_grad`; JAX: `jax.value_and_grad`).
+    `backward_allreduces(rules, sizes, mesh)` gives the backward pass's activation-gradient
+    all-reduces (bytes, why); the minimum adds them and the weight-gradient all-reduces to
+    the forward pass's."""
+    wrt = [n for n in model.arg_dims(None) if n != "x"]
+
+    def build(mi, mesh, s):
+        return mi.value_and_grad(model.build(mi, mesh, s, loss=True), wrt=wrt)
+
+    def min_bytes(rules, s, mesh):
+        parts = [model.min_bytes(rules, s, mesh), backward_allreduces(rules, s, mesh),
+                 _weight_grad_allreduces(model.arg_dims, rules, s, mesh)]
+        why = "; ".join(f"{label}: {text}" for label, (_, text) in zip(("forward", "backward", "gradients"), parts))
+        return sum(b for b, _ in parts), why
+
+    arg_dims = model.arg_dims(None)
+    return Model(f"{model.name}_fwdbwd", build, jax_loss_and_grads(model.jax_fn, wrt), model.arg_dims,
+                 ((),) + tuple(arg_dims[n] for n in wrt), min_bytes, model.dim_names, model.batch_size)
+
+
+def _layer_backward(rules, s, mesh):
+    return _activation_allreduces(2, [("batch", "batch"), ("seq", "seq")], "heads", rules, s, mesh,
+                                  "the gradients of the two layer norms' outputs, from the FFN and attention inputs")
+
+
+def _no_backward(rules, s, mesh):
+    return 0, "nothing: the input's gradient is not asked for, every other gradient is local"
+
+
+_MLP = Model("mlp", build_mlp,
+             lambda jnp, c, x, w1, b1, w2, b2: jax_ffn(jnp, c, x, w1, b1, w2, b2, ("batch", "d_model")),
+             _mlp_args, ("batch", "d_model"), _mlp_min, ("batch", "d_model", "d_ff"), "mlp_batch")
+_LAYER = Model("transformer", build_transformer, lambda jnp, c, x, **p: jax_layer(jnp, c, x, p),
+               _layer_args, ("batch", "seq", "d_model"), _layer_min,
+               ("batch", "seq", "mem", "d_model", "heads", "d_k", "d_ff"))
+
 MODELS = {
-    "mlp": Model("mlp", build_mlp,
-                 lambda jnp, c, x, w1, b1, w2, b2: jax_ffn(jnp, c, x, w1, b1, w2, b2, ("batch", "d_model")),
-                 _mlp_args, ("batch", "d_model"), _mlp_min, ("batch", "d_model", "d_ff")),
+    "mlp": _MLP,
     "attention": Model("attention", build_attention,
                        lambda jnp, c, x, wq, wk, wv, wo: jax_attention(jnp, c, x, wq, wk, wv, wo),
                        _attention_args, ("batch", "seq", "d_model"), _attention_min,
                        ("batch", "seq", "mem", "d_model", "heads", "d_k")),
-    "transformer": Model("transformer", build_transformer,
-                         lambda jnp, c, x, **p: jax_layer(jnp, c, x, p),
-                         _layer_args, ("batch", "seq", "d_model"), _layer_min,
-                         ("batch", "seq", "mem", "d_model", "heads", "d_k", "d_ff")),
+    "transformer": _LAYER,
+    "mlp_fwdbwd": _fwdbwd(_MLP, _no_backward),
+    "transformer_fwdbwd": _fwdbwd(_LAYER, _layer_backward),
 }
 
 
@@ -222,7 +283,7 @@ class Case:
     def inputs(self, sizes: dict, seed: int = 0) -> dict:
         """f32 inputs, weights scaled by 1/sqrt(fan-in), layer-norm scales around 1."""
         rng = np.random.default_rng(seed)
-        s = dict(sizes, batch=sizes["mlp_batch"]) if self.model.name == "mlp" else sizes
+        s = dict(sizes, batch=sizes[self.model.batch_size])
         out = {}
         for name, dims in self.model.arg_dims(s).items():
             shape = tuple(s[d] if d != "mem" else s["seq"] for d in dims)

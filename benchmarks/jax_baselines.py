@@ -81,3 +81,19 @@ def jax_layer(jnp, c, x, p):
     y = c(y, *bsm)
     return c(y + jax_ffn(jnp, c, jax_layer_norm(jnp, y, p["ln2_scale"], p["ln2_bias"]),
                          p["w1"], p["b1"], p["w2"], p["b2"], bsm), *bsm)
+
+
+def jax_loss_and_grads(forward, wrt):
+    """A benchmark function (jnp, c, **inputs) -> (loss, gradient of each name in `wrt`):
+    `jax.value_and_grad` of mean(forward(...)²), like `mi.value_and_grad` of a loss program."""
+    def fn(jnp, c, **inputs):
+        import jax
+
+        def loss(params, rest):
+            y = forward(jnp, c, **params, **rest)
+            return jnp.mean(y * y)
+
+        params = {n: inputs[n] for n in wrt}
+        value, grads = jax.value_and_grad(loss)(params, {n: v for n, v in inputs.items() if n not in params})
+        return (value, *(grads[n] for n in wrt))
+    return fn

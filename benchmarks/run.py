@@ -176,7 +176,8 @@ def markdown(meta: dict, results: list[dict], goal: dict, scaling: dict | None) 
     lines += ["", "Memory per device, explicit vs jax.jit: " + (
         "identical on every case." if not diffs else "identical except " + "; ".join(diffs) + ".")]
     lines += ["", "## Analytic minimum per case", "",
-              "The least traffic any partitioner needs for the layout (forward pass, arguments already placed, "
+              "The least traffic any partitioner needs for the layout (forward pass — the `_fwdbwd` cases add "
+              "the backward pass and the gradient all-reduces — arguments already placed, "
               "results in the layout the rules give):", ""]
     for r in results:
         lines.append(f"- **{r['case']}**: {r['analytic_min_bytes_per_device']:,} B — {r['analytic_min_derivation']}")

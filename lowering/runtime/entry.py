@@ -16,6 +16,7 @@ from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.signature import Signature, function_name, functions
 
+from .donation import mark_aliasing
 from .single_device import inline_manual_computations
 
 
@@ -29,8 +30,9 @@ class EntryModule:
     computation: bytes
 
 
-def prepare_entry(module, signature: Signature, mesh: Mesh) -> EntryModule:
-    """Check `module` (text, ir.Module or module op) against `signature`; MeshIRError if not."""
+def prepare_entry(module, signature: Signature, mesh: Mesh, aliases: dict[int, int] | None = None) -> EntryModule:
+    """Check `module` (text, ir.Module or module op) against `signature`; MeshIRError if not.
+    `aliases` (argument index -> result index, see donation.py) marks donated arguments."""
     # Imported here: the lowering package pulls in the passes, which the runtime (and the
     # test conftest importing ensure_cpu_devices) should not need just to be imported.
     from meshir.lowering.stablehlo.entry import entry_text
@@ -42,6 +44,9 @@ def prepare_entry(module, signature: Signature, mesh: Mesh) -> EntryModule:
     copy = ir.Module.parse(text, context=module_op.context)
     main = next(f for f in functions(copy.operation) if function_name(f) == "main")
     _check_types(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value), signature)
+    if aliases:
+        mark_aliasing(main, aliases)
+        text = str(copy)
     if mesh.size == 1:
         inline_manual_computations(copy.operation)
     buffer = io.BytesIO()

@@ -17,6 +17,7 @@ from meshir.dialect.signature import Signature
 
 from .arguments import place_arguments, x64_scope
 from .devices import jax_mesh, named_sharding, shard_shape
+from .donation import donation_aliases
 from .entry import prepare_entry
 from .pjrt import check_compiled_shardings, compile_for_devices
 from .report import runtime_report
@@ -31,11 +32,15 @@ class Executable:
     function, or the only function); `mode`: "explicit" (per-device StableHLO in
     `sdy.manual_computation`) or "gspmd" (global StableHLO partitioned by XLA's Shardy);
     `report`: the compile pipeline's report, shown by `report()`; `platform`: a jax backend
-    name (default: jax's default backend).
+    name (default: jax's default backend); `donate`: arguments whose buffers the results may
+    reuse — argument names, or True for every argument with a result of the same name, type
+    and layout (a training step's parameters and optimizer state). A call consumes the
+    donated arguments: a jax.Array passed for one is deleted afterwards (as with jax.jit's
+    `donate_argnums`). `donated` maps each donated argument name to its result's name.
     """
 
     def __init__(self, stablehlo_module, mesh: Mesh, signature: Signature, mode: str = "explicit",
-                 report=None, platform: str | None = None):
+                 report=None, platform: str | None = None, donate=None):
         if mode not in MODES:
             raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
         self.mesh, self.signature, self.mode, self.compile_report = mesh, signature, mode, report
@@ -45,7 +50,9 @@ class Executable:
         self.devices = list(self.jax_mesh.devices.flat)
         self.in_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.arg_types)
         self.out_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.result_types)
-        self._entry = prepare_entry(stablehlo_module, signature, mesh)
+        aliases = donation_aliases(signature, donate)
+        self.donated = {signature.arg_names[a]: signature.result_names[r] for a, r in aliases.items()}
+        self._entry = prepare_entry(stablehlo_module, signature, mesh, aliases)
         self._loaded = compile_for_devices(self._entry.computation, self.devices)
         check_compiled_shardings(self._loaded, self.devices, signature, self.in_shardings, self.out_shardings)
 

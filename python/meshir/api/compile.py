@@ -25,13 +25,16 @@ MODES = ("explicit", "gspmd")
 
 
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
-            mode: str = "explicit", function: str | None = None):
+            mode: str = "explicit", function: str | None = None, donate=None):
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
     with PJRT.
 
     `layout`: Mesh-TensorFlow layout rules added to the program's. `mesh`: the mesh to run on
     when the program declares none (it must match the program's when it does). `mode`:
-    "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). Returns an Executable;
+    "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
+    whose buffers the results may reuse, or True for every argument with a result of the same
+    name, type and layout (a `mi.train_step`'s parameters and optimizer state); calls then
+    consume those arguments (see `Executable`). Returns an Executable;
     its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
@@ -63,7 +66,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     LowerToStableHLOPass(mode=mode).apply(module)
     timings["meshir_passes_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode=mode))
+    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode=mode), donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.partitioned_module = partitioned
