@@ -137,7 +137,7 @@ def compiled_train_step(cfg: model.Config, layout: str):
     mesh, rules = model.layout(layout)
     step = train_program(cfg, layout)
     try:
-        exe = mi.compile(step, layout=rules)
+        exe = mi.compile(step, layout=rules, donate=True)  # parameters and state stay on the devices
     except mi.MeshIRError as e:
         raise UsageError(f"--layout {layout} ({model.format_rules(rules)} on the {model.format_mesh(mesh)}) "
                          f"does not fit this model: {_one_line(e)}") from None
@@ -285,9 +285,13 @@ def run(argv=None, out=None) -> dict:
                        tokens_per_step * len(recent) / sum(recent))
     except KeyboardInterrupt:
         bar.close()
-        if args.checkpoint and current.step > state.step:
+        donated = any(getattr(v, "is_deleted", lambda: False)() for v in current.params.values())
+        if args.checkpoint and current.step > state.step and not donated:
             save(current)
             say(f"interrupted: saved step {current.step} to {checkpoint.path_in(args.checkpoint)}; rerun to resume")
+        elif args.checkpoint and donated:
+            # Interrupted inside a step: its inputs were donated to the devices and are gone.
+            say(f"interrupted during step {current.step + 1}; the last saved checkpoint is kept; rerun to resume")
         raise
     bar.close()
     params, train_loss, val_loss = current.params, current.train_loss, current.val_loss
