@@ -62,6 +62,11 @@ class Mesh:
         return f"@{self.name} = <{self.format_axes()}>"
 
 
+def declare_mesh(mesh: Mesh, ip=None):
+    """Insert the `sdy.mesh` op that declares `mesh` (at `ip`, or the current insertion point)."""
+    return sdy.MeshOp(mesh.name, ir.Attribute.parse(f"#sdy.mesh<{mesh.format_axes()}>"), ip=ip)
+
+
 def mesh_from_op(op) -> Mesh:
     """The Mesh of an `sdy.mesh` op."""
     attr = sdy.MeshAttr(op.attributes["mesh"])

@@ -94,6 +94,16 @@ def _names(fn, attr: str, count: int, prefix: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def refresh_function_type(fn) -> None:
+    """Set a function's type from its block's argument types and its return's operand types,
+    after a pass retyped values in place."""
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    fn.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operation.operands])
+    )
+
+
 def signature(fn) -> Signature:
     """The Signature of a func.func whose arguments and results are `!mtf.tensor`s."""
     fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)

@@ -21,8 +21,8 @@ from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.ops import OP_CLASSES
-from meshir.dialect.signature import defined_functions
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES, OP_CLASSES
+from meshir.dialect.signature import defined_functions, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
 
@@ -33,8 +33,7 @@ from .collectives.reshard_plan import plan_reshard
 from .partitioned import verify_partitioned
 from .registry import ModulePass, register_pass
 
-COLLECTIVES = frozenset({"mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
-                         "mtf.all_to_all", "mtf.collective_permute"})
+COLLECTIVES = COLLECTIVE_OP_NAMES
 
 
 @register_pass
@@ -77,8 +76,7 @@ class _FunctionRewriter:
                 self._record_bytes(op)
             elif name.startswith("mtf."):
                 self._rewrite_compute(op)
-        self.fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in block.arguments], [v.type for v in list(block.operations)[-1].operation.operands]))
+        refresh_function_type(self.fn)
 
     def _check_laid_out(self, block) -> None:
         diags = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType, format_axes
 
@@ -12,8 +13,7 @@ from .collectives.local_ops import along_dims, result_partial
 from .propagation.projection import merge_layouts
 from .propagation.op_rules import reshape_groups
 
-LAYOUT_CHANGING = frozenset({"mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
-                             "mtf.all_to_all", "mtf.collective_permute"})
+LAYOUT_CHANGING = COLLECTIVE_OP_NAMES
 
 
 def verify_partitioned(module) -> list[Diagnostic]:

@@ -11,22 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.ops import (
-    AllGatherOp,
-    AllReduceOp,
-    AllSliceOp,
-    AllToAllOp,
-    CollectivePermuteOp,
-    ReduceScatterOp,
-)
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES
 from meshir.dialect.tensor_type import TensorType
 
 from .registry import ModulePass, option, register_pass
 
-COLLECTIVES = frozenset(
-    cls.OPERATION_NAME
-    for cls in (AllReduceOp, AllGatherOp, ReduceScatterOp, AllSliceOp, AllToAllOp, CollectivePermuteOp)
-)
+COLLECTIVES = COLLECTIVE_OP_NAMES
 
 
 @register_pass

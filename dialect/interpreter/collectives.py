@@ -2,15 +2,7 @@
 the layout or settle a pending partial reduction, never the global value)."""
 from __future__ import annotations
 
-from ..ops.collectives import (
-    AllGatherOp,
-    AllReduceOp,
-    AllSliceOp,
-    AllToAllOp,
-    CollectivePermuteOp,
-    ReduceScatterOp,
-    ShardOp,
-)
+from ..ops.collectives import COLLECTIVE_OP_NAMES, ShardOp
 
 
 def identity(op, args):
@@ -18,7 +10,4 @@ def identity(op, args):
     return args[0]
 
 
-RULES = {
-    cls.OPERATION_NAME: identity
-    for cls in (ShardOp, AllReduceOp, AllGatherOp, ReduceScatterOp, AllSliceOp, AllToAllOp, CollectivePermuteOp)
-}
+RULES = {name: identity for name in sorted(COLLECTIVE_OP_NAMES | {ShardOp.OPERATION_NAME})}

@@ -5,6 +5,7 @@ from .collectives import (  # noqa: F401
     AllGatherOp,
     AllReduceOp,
     AllSliceOp,
+    COLLECTIVE_OP_NAMES,
     AllToAllOp,
     CollectivePermuteOp,
     ReduceScatterOp,

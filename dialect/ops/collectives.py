@@ -197,3 +197,10 @@ class CollectivePermuteOp(_CollectiveOp):
                 f"collective_permute keeps each device's shard shape: operand shard "
                 f"{src.local_shape(mesh.shape)}, result shard {result.local_shape(mesh.shape)}"
             )
+
+
+#: The op names of the collectives (`mtf.shard` is not one: it constrains, it moves nothing).
+COLLECTIVE_OP_NAMES = frozenset(
+    cls.OPERATION_NAME
+    for cls in (AllReduceOp, AllGatherOp, ReduceScatterOp, AllSliceOp, AllToAllOp, CollectivePermuteOp)
+)

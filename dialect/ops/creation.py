@@ -10,7 +10,7 @@ from meshir._jax_private import ir
 
 from ..diagnostics import VerifyError
 from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES
-from .base import MtfOp, mtf_op
+from .base import MtfOp, _try, mtf_op
 
 
 @mtf_op
@@ -29,7 +29,7 @@ class ConstantOp(MtfOp):
         """
         t = self.result_type
         attr = self.operation.attributes["value"]
-        dense = _as(ir.DenseElementsAttr, attr)
+        dense = _try(ir.DenseElementsAttr, attr)
         if dense is None:
             return np.full(t.shape, _scalar_value(attr), dtype=t.dtype)
         if dense.is_splat:
@@ -39,7 +39,7 @@ class ConstantOp(MtfOp):
     def verify_op(self, mesh):
         t = self.result_type
         attr = self.operation.attributes["value"]
-        if isinstance(_as(ir.DenseElementsAttr, attr), ir.DenseElementsAttr):
+        if isinstance(_try(ir.DenseElementsAttr, attr), ir.DenseElementsAttr):
             shaped = ir.ShapedType(ir.DenseElementsAttr(attr).type)
             shape = tuple(shaped.shape)
             if shape != t.shape and not ir.DenseElementsAttr(attr).is_splat:
@@ -54,13 +54,6 @@ class ConstantOp(MtfOp):
             raise VerifyError(f"attribute 'value' must be a number or dense elements, got {attr}")
         if t.element_type in INTEGER_TYPES and float(scalar) != int(scalar):
             raise VerifyError(f"value {scalar} is not an integer but the result element type is {t.element_type}")
-
-
-def _as(cls, attr):
-    try:
-        return cls(attr)
-    except (ValueError, TypeError):
-        return None
 
 
 def dense_to_numpy(dense) -> np.ndarray:
@@ -97,7 +90,7 @@ def _element_kind(element_type: ir.Type) -> str:
 
 def _scalar_value(attr):
     for cls in (ir.BoolAttr, ir.IntegerAttr, ir.FloatAttr):
-        got = _as(cls, attr)
+        got = _try(cls, attr)
         if got is not None:
             return got.value
     return None

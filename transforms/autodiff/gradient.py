@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from meshir._jax_private import func, ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
-from meshir.dialect.ops import ShardOp
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES, ShardOp
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
@@ -31,8 +31,7 @@ from . import contraction, elementwise, indexing, layout, shape  # noqa: F401  (
 from .emitter import Emitter, free, type_of
 from .rules import VJP_RULES, differentiable
 
-COLLECTIVES = frozenset({"mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
-                         "mtf.all_to_all", "mtf.collective_permute"})
+COLLECTIVES = COLLECTIVE_OP_NAMES
 COTANGENT_NAME = "cotangent"
 
 

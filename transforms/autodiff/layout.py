@@ -3,10 +3,11 @@ cotangent flows through unchanged. The gradient carries no layouts: propagation 
 the backward values are laid out (a forward constraint does not constrain its cotangent)."""
 from __future__ import annotations
 
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES
+
 from .rules import vjp
 
-IDENTITIES = ("mtf.shard", "mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice",
-              "mtf.all_to_all", "mtf.collective_permute")
+IDENTITIES = ("mtf.shard", *sorted(COLLECTIVE_OP_NAMES))
 
 
 @vjp(*IDENTITIES)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES
+
 from .program_values import FunctionValues
 
 Member = tuple[int, str]  # (value id, dim name)
@@ -27,10 +29,7 @@ ALONG_DIM_ATTRS = {
     "mtf.all_to_all": ("src_dim", "dst_dim"),
 }
 #: Ops that change layouts on purpose: they relay layouts but never get reshards.
-LAYOUT_OPS = frozenset({
-    "mtf.shard", "mtf.all_reduce", "mtf.all_gather", "mtf.all_slice", "mtf.reduce_scatter",
-    "mtf.all_to_all", "mtf.collective_permute",
-})
+LAYOUT_OPS = COLLECTIVE_OP_NAMES | {"mtf.shard"}
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect.ops import ShardOp
+from meshir.dialect.signature import refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
 from .op_rules import ALONG_DIM_ATTRS, LAYOUT_OPS, OpRule
@@ -140,7 +141,7 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
             if need != finals[vid]:
                 _reshard_result(rule.op, values.values[vid].value, need, finals[vid])
                 inserted += 1
-    _update_signature(fn)
+    refresh_function_type(fn)
     return inserted
 
 
@@ -173,11 +174,3 @@ def _reshard_result(op, value, need: TensorType, keep: TensorType) -> None:
     with op.location:
         shard = ShardOp(keep, [value], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint.after(op))
     value.replace_all_uses_except(shard.result, shard.operation)
-
-
-def _update_signature(fn) -> None:
-    block = fn.regions[0].blocks[0]
-    ret = list(block.operations)[-1]
-    fn.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in ret.operation.operands])
-    )

@@ -16,8 +16,6 @@ from .layout_rules import Rules
 from .program_values import FunctionValues
 
 SHARD, ANNOTATION, RULE, RENAMED_RULE = 0, 1, 2, 3
-PRIORITY_NAMES = {SHARD: "mtf.shard", ANNOTATION: "annotation", RULE: "layout rule",
-                  RENAMED_RULE: "layout rule of another name (through rename or reshape)"}
 
 
 @dataclass(frozen=True)

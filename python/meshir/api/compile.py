@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 
-from meshir._jax_private import ir, sdy
+from meshir._jax_private import ir
 from meshir.dialect import Mesh, MeshIRError, get_context
-from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
 
 from .propagation import propagate
@@ -83,7 +83,6 @@ def _with_mesh(module, mesh: Mesh | None, function: str | None):
         return module
     with get_context(), ir.Location.unknown():
         body = module.regions[0].blocks[0]
-        sdy.MeshOp(mesh.name, ir.Attribute.parse(f"#sdy.mesh<{mesh.format_axes()}>"),
-                   ip=ir.InsertionPoint.at_block_begin(body))
+        declare_mesh(mesh, ip=ir.InsertionPoint.at_block_begin(body))
         fn.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(mesh.name)
     return module

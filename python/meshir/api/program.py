@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import threading
 
-from meshir._jax_private import func, ir, sdy
+from meshir._jax_private import func, ir
 from meshir.dialect import Mesh, MeshIRError, TensorType, check_module, get_context
+from meshir.dialect.mesh import declare_mesh
 from meshir.dialect.signature import NAME_ATTR
 
 from .builder import located_error
@@ -61,7 +62,7 @@ class Program:
             self._module = ir.Module.create()
             with ir.InsertionPoint(self._module.body):
                 if self.mesh is not None:
-                    sdy.MeshOp(self.mesh.name, ir.Attribute.parse(f"#sdy.mesh<{self.mesh.format_axes()}>"))
+                    declare_mesh(self.mesh)
                 self.function = func.FuncOp(name, ([], []))
             self.block = self.function.add_entry_block()
             if self.mesh is not None:
@@ -140,7 +141,7 @@ class Program:
         from meshir.dialect.signature import entry_function, signature
 
         source = getattr(callee, "module", callee)
-        fn = entry_function(source, getattr(callee, "name", None) if not isinstance(callee, Program) else None)
+        fn = entry_function(source, getattr(callee, "name", None))
         sig = signature(fn)
         bound = list(args) + [None] * (len(sig.arg_names) - len(args))
         for name, value in kwargs.items():

@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect.ops import COLLECTIVE_OP_NAMES
 from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType, format_axes
 
 from .propagation import layout_table
 
-COLLECTIVE_OPS = ("mtf.all_reduce", "mtf.all_gather", "mtf.reduce_scatter", "mtf.all_slice", "mtf.all_to_all",
-                  "mtf.collective_permute")
+COLLECTIVE_OPS = COLLECTIVE_OP_NAMES
 
 
 @dataclass(frozen=True)

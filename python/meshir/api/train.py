@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshir._jax_private import ir
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
+from meshir.transforms.propagation.layout_rules import rules_from_attribute
 
 from .builder import located_error
 from .dims import Dim
@@ -55,7 +55,7 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step") -
         if p not in sig.arg_names:
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})")
     gradient = value_and_grad(loss_program, wrt=list(params))
-    rules = _rules(fn)
+    rules = rules_from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}
     with Program(name, mesh, layout=rules or None) as prog:
         args = {}
@@ -86,9 +86,3 @@ def init_optimizer_state(step: TrainStep) -> dict[str, np.ndarray]:
     """Zero optimizer state for every parameter, by argument name."""
     return {n: np.zeros(shape, dtype) for n, (shape, dtype) in step.state_shapes().items()}
 
-
-def _rules(fn) -> dict:
-    if "mtf.layout_rules" not in fn.attributes:
-        return {}
-    attr = ir.DictAttr(fn.attributes["mtf.layout_rules"])
-    return {attr[i].name: tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr[i].attr)) for i in range(len(attr))}
