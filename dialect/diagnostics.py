@@ -20,6 +20,25 @@ class MeshIRError(Exception):
         self.diagnostics: tuple = tuple(diagnostics)
 
 
+class MeshIRTypeError(MeshIRError, TypeError):
+    """A MeshIRError where Python's protocols expect a TypeError (`bool(tensor)`, a wrong
+    argument type), so `except TypeError` in user code and libraries keeps working."""
+
+
+class MeshIRValueError(MeshIRError, ValueError):
+    """A MeshIRError where callers conventionally catch ValueError (a bad value of the right
+    type: a malformed mesh string, an unknown dtype name)."""
+
+
+class MeshIRKeyError(MeshIRError, KeyError):
+    """A MeshIRError where a mapping protocol expects KeyError (a missing dim or argument).
+
+    KeyError's str() quotes its message; ours reads like every other MeshIRError."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class VerifyError(Exception):
     """Raised inside an op's verifier; the driver attaches the op's location."""
 
