@@ -15,7 +15,7 @@ from meshir.dialect.tensor_type import ELEMENT_TYPES
 
 from .types import Local, is_float, tensor_text
 
-_NUMPY = {**ELEMENT_TYPES, "ui32": np.dtype(np.uint32)}
+_NUMPY = {**ELEMENT_TYPES, "ui32": np.dtype(np.uint32), "i16": np.dtype(np.int16)}
 
 
 def i64_array(values) -> str:

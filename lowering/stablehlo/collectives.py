@@ -1,6 +1,7 @@
 """The collectives, with replica groups computed from the mesh (groups.py).
 
-Like jax's shard_map: `channel_handle` on each, `use_global_device_ids` where StableHLO
+Max and min of floats cross the devices as total-order integer keys (total_order.py), so a
+NaN on any device wins as it does in jnp.max. Like jax's shard_map: `channel_handle` on each, `use_global_device_ids` where StableHLO
 has it (groups are partition ids; there is one replica). all_slice moves no data: each device
 keeps its block with a `dynamic_slice`. A collective over axes whose sizes multiply to 1 is
 the identity and emits nothing.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 
 from . import builder as hlo
+from . import total_order
 from .context import Program, op_error
 from .device import block_offset
 from .groups import permute_pairs, replica_groups
@@ -38,9 +40,13 @@ def all_reduce(p: Program, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
         return x
-    b = p.b
-    region = hlo.reduction_region(b, op.attr("reduction"), x.elem)
-    return b.op("all_reduce", [x], x.shape, x.elem, _group_attrs(b, p, op.attr("axes")), region)
+    b, kind = p.b, op.attr("reduction")
+
+    def reduce(v: Local) -> Local:
+        region = hlo.reduction_region(b, kind, v.elem)
+        return b.op("all_reduce", [v], v.shape, v.elem, _group_attrs(b, p, op.attr("axes")), region)
+
+    return total_order.through_keys(b, x, kind, reduce)
 
 
 def all_gather(p: Program, op) -> Local:
@@ -56,10 +62,14 @@ def reduce_scatter(p: Program, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
         return x
-    b, axis = p.b, op.input_type.index(op.attr("dim"))
-    region = hlo.reduction_region(b, op.attr("reduction"), x.elem)
-    attrs = {"scatter_dimension": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
-    return b.op("reduce_scatter", [x], p.shape(op.result_type), x.elem, attrs, region)
+    b, axis, kind = p.b, op.input_type.index(op.attr("dim")), op.attr("reduction")
+
+    def reduce(v: Local) -> Local:
+        region = hlo.reduction_region(b, kind, v.elem)
+        attrs = {"scatter_dimension": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
+        return b.op("reduce_scatter", [v], p.shape(op.result_type), v.elem, attrs, region)
+
+    return total_order.through_keys(b, x, kind, reduce)
 
 
 def all_slice(p: Program, op) -> Local:

@@ -9,6 +9,7 @@ Floats accumulate in at least f32, as in the reference interpreter.
 from __future__ import annotations
 
 from . import builder as hlo
+from . import total_order
 from .builder import i64_dims
 from .context import Program
 from .types import Local, compute_element
@@ -66,14 +67,22 @@ def einsum(p: Program, op) -> Local:
     return hlo.convert(b, v, result.element_type)
 
 
-def _reduce(kind: str):
+def reduce_rule(kind: str, partitioned_by_xla: bool = False):
+    """The rule of reduce_<kind>. `partitioned_by_xla` (gspmd mode): a max/min over a split
+    dim reduces total-order keys, so the all-reduce XLA inserts keeps NaN (total_order.py)."""
+
     def rule(p: Program, op) -> Local:
         b, src, result = p.b, op.input_type, op.result_type
         (x,) = p.operands(op)
         if kind == "sum":
             x = hlo.convert(b, x, compute_element(x.elem))
         reduced = set(op.reduced_names)
-        v = hlo.reduce(b, x, [i for i, n in enumerate(src.names) if n in reduced], kind)
+        axes = [i for i, n in enumerate(src.names) if n in reduced]
+        across_devices = partitioned_by_xla and any(src.dims[i].axes for i in axes)
+        if across_devices:
+            v = total_order.through_keys(b, x, kind, lambda keys: hlo.reduce(b, keys, axes, kind))
+        else:
+            v = hlo.reduce(b, x, axes, kind)
         kept = [n for n in src.names if n not in reduced]
         v = hlo.transpose(b, v, [kept.index(n) for n in result.names])
         return hlo.convert(b, v, result.element_type)
@@ -83,7 +92,7 @@ def _reduce(kind: str):
 
 RULES = {
     "mtf.einsum": einsum,
-    "mtf.reduce_sum": _reduce("sum"),
-    "mtf.reduce_max": _reduce("max"),
-    "mtf.reduce_min": _reduce("min"),
+    "mtf.reduce_sum": reduce_rule("sum"),
+    "mtf.reduce_max": reduce_rule("max"),
+    "mtf.reduce_min": reduce_rule("min"),
 }

@@ -25,7 +25,7 @@ from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType
 
-from . import collectives
+from . import collectives, contraction
 from .builder import Builder
 from .context import Program
 from .types import Local, sharding_attr_text
@@ -38,7 +38,12 @@ def _identity(p: Program, op) -> Local:
     return p.operands(op)[0]
 
 
-RULES = dict.fromkeys(IDENTITIES, _identity)
+RULES = {
+    **dict.fromkeys(IDENTITIES, _identity),
+    # XLA partitions a max/min over a split dim with an all-reduce that drops NaN.
+    "mtf.reduce_max": contraction.reduce_rule("max", partitioned_by_xla=True),
+    "mtf.reduce_min": contraction.reduce_rule("min", partitioned_by_xla=True),
+}
 #: A function without a mesh has no collectives (explicit mode's error), but may hold shards.
 NO_MESH_RULES = {"mtf.shard": _identity}
 
