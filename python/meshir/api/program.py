@@ -57,6 +57,7 @@ class Program:
         self._result_names: list[str] = []
         self._results: list[Tensor] = []
         self._callees: list[str] = []
+        self.calls_inlined = False  # True once finish() inlined the calls (their results are gone)
         self._finished = False
         with self.context, call_site_location():
             self._module = ir.Module.create()
@@ -164,7 +165,7 @@ class Program:
             call = func.CallOp([t.to_mlir() for t in sig.result_types], ir.FlatSymbolRefAttr.get(symbol),
                                [v.value for v in bound], ip=ir.InsertionPoint(self.block))
         self._callees.append(symbol)
-        return tuple(Tensor(self, r) for r in call.results)
+        return tuple(Tensor(self, r, from_call=True) for r in call.results)
 
     def finish(self) -> None:
         """Add the return, set the signature and verify. Called by the `with` block's end."""
@@ -180,6 +181,7 @@ class Program:
             if self._callees:
                 from meshir.transforms.inline_calls import inline_calls
 
+                self.calls_inlined = True  # before: the call results die in inline_calls
                 inline_calls(self._module.operation)
         self._finished = True
         check_module(self._module)

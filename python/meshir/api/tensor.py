@@ -5,21 +5,37 @@ from meshir._jax_private import ir
 from meshir.dialect import TensorType
 
 from .dims import Dim
+from .locations import located_error
 
 
 class Tensor:
-    """An SSA value of a Program. Operators build `mtf` ops; names broadcast."""
+    """An SSA value of a Program. Operators build `mtf` ops; names broadcast.
 
-    __slots__ = ("program", "value")
+    The type is read once, when the Tensor is made: shape, dims and repr never touch MLIR
+    again, so they stay valid after the program finished. The MLIR value itself (`.value`)
+    of a call result dies when the call is inlined at the program's end; asking for it then
+    is a MeshIRError, never a read of freed memory.
+    """
+
+    __slots__ = ("program", "_value", "type", "_name", "_from_call")
     __array_priority__ = 1000  # NumPy scalars on the left defer to our reflected operators
 
-    def __init__(self, program, value: ir.Value):
+    def __init__(self, program, value: ir.Value, from_call: bool = False):
         self.program = program
-        self.value = value
+        self._value = value
+        self.type: TensorType = TensorType.from_mlir(value.type)
+        self._name: str | None = None
+        self._from_call = from_call
 
     @property
-    def type(self) -> TensorType:
-        return TensorType.from_mlir(self.value.type)
+    def value(self) -> ir.Value:
+        """The MLIR value (a MeshIRError once the call that made it was inlined)."""
+        if self._from_call and self.program.calls_inlined:
+            raise located_error(
+                f"{self!r} is the result of a call of program '{self.program.name}' that was inlined when the "
+                "program finished; use it inside the `with Program(...)` block")
+        return self._value
+
 
     @property
     def dims(self) -> list[Dim]:
@@ -46,7 +62,9 @@ class Tensor:
         raise KeyError(f"no dimension '{name}' in {self.type}")
 
     def __repr__(self) -> str:
-        return f"Tensor({self.value.get_name()}: {self.type})"
+        if self._name is None and not (self._from_call and self.program.calls_inlined):
+            self._name = self._value.get_name()
+        return f"Tensor({self._name or 'inlined call result'}: {self.type})"
 
     __hash__ = object.__hash__
 
