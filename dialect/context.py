@@ -5,6 +5,7 @@ from meshir._jax_private import ir, new_context
 
 from . import ops  # noqa: F401  (registers the op classes)
 from .diagnostics import Diagnostic
+from .nesting import nesting_problem
 
 _CONTEXT: ir.Context | None = None
 
@@ -22,10 +23,15 @@ def parse_module(text: str, source_name: str = "-"):
 
     Locations name `source_name`. Like mlir-opt, top-level ops without a `module` wrapper are
     wrapped in one, put on the first line so that line numbers stay those of the file
-    (with several top-level ops, columns on line 1 are then off by 8).
+    (with several top-level ops, columns on line 1 are then off by 8). Text nested deeper
+    than nesting.MAX_NESTING is refused unparsed.
     """
     ctx = get_context()
     with ctx:
+        too_deep = nesting_problem(text)
+        if too_deep is not None:
+            line, column, message = too_deep
+            return None, [Diagnostic(ir.Location.file(source_name, line, column), message)]
         try:
             op = ir.Operation.parse(text, source_name=source_name, context=ctx)
             if op.operation.name == "builtin.module":

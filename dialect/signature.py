@@ -36,6 +36,19 @@ def defined_functions(module) -> list:
     return [fn for fn in functions(module) if len(fn.regions[0].blocks)]
 
 
+def is_mtf_function(fn) -> bool:
+    """Whether `fn` has an `!mtf.tensor` in its signature or an mtf op in its body: the
+    functions MeshIR's passes rewrite (plain StableHLO functions are left alone)."""
+    fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    if any(_is_mtf_type(t) for t in list(fn_type.inputs) + list(fn_type.results)):
+        return True
+    return any(op.operation.name.startswith("mtf.") for block in fn.regions[0].blocks for op in block.operations)
+
+
+def _is_mtf_type(t: ir.Type) -> bool:
+    return t.typeid == ir.OpaqueType.static_typeid and ir.OpaqueType(t).dialect_namespace == "mtf"
+
+
 def callees_first(module) -> list:
     """Defined functions, every callee before its callers (MeshIRError on recursion)."""
     fns = {function_name(fn): fn for fn in defined_functions(module)}

@@ -17,6 +17,7 @@ printer and Python face.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -39,6 +40,9 @@ ELEMENT_TYPES: dict[str, np.dtype] = {
 }
 FLOAT_TYPES = frozenset({"f32", "bf16", "f16", "f64"})
 INTEGER_TYPES = frozenset({"i32", "i64"})
+
+#: Sizes, element and byte counts must fit XLA's int64 shapes (larger ones abort it).
+INT64_MAX = 2**63 - 1
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = re.compile(r"[0-9]+")
@@ -105,6 +109,14 @@ class TensorType:
             seen.add(dim.name)
             if dim.size <= 0:
                 raise TypeContentError(f"dimension '{dim.name}' has size {dim.size}; sizes must be positive")
+            if dim.size > INT64_MAX:
+                raise TypeContentError(f"dimension '{dim.name}' has size {dim.size}, more than int64 holds ({INT64_MAX})")
+        elements = self.num_elements
+        if elements > INT64_MAX:
+            raise TypeContentError(f"{self} has {elements} elements, more than int64 can count ({INT64_MAX})")
+        if elements * self.dtype.itemsize > INT64_MAX:
+            raise TypeContentError(
+                f"{self} has {elements * self.dtype.itemsize} bytes, more than int64 can count ({INT64_MAX})")
         axes = self.used_axes_list()
         for axis in set(axes):
             if axes.count(axis) > 1:
@@ -161,7 +173,8 @@ class TensorType:
 
     @property
     def num_elements(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        """Exact (Python int): numpy's int64 product would wrap around for huge shapes."""
+        return math.prod(self.shape)
 
     @property
     def layout(self) -> dict[str, tuple[str, ...] | None]:

@@ -57,9 +57,7 @@ def _verify_function(fn, meshes, diags) -> None:
             if problem:
                 diags.append(Diagnostic(fn.location, f"'func.func' op {kind} #{i}: {problem}"))
     _verify_rules(fn, mesh, diags)
-    for region in fn.regions:
-        for block in region.blocks:
-            _verify_block(block, mesh, diags)
+    _verify_region_ops(fn.operation, mesh, diags, signature_checked=True)
 
 
 def _verify_rules(fn, mesh, diags) -> None:
@@ -87,32 +85,90 @@ def _verify_rules(fn, mesh, diags) -> None:
 
 
 def _type_problem(t: ir.Type, mesh) -> str | None:
-    if t.typeid != ir.OpaqueType.static_typeid or ir.OpaqueType(t).dialect_namespace != "mtf":
-        return None
-    try:
-        check_type_on_mesh(TensorType.from_mlir(t), mesh)
-    except (TypeSyntaxError, TypeContentError, VerifyError) as e:
-        return str(e)
+    """Why `t` (or an `!mtf.tensor` inside a tuple or function type) is invalid on `mesh`."""
+    for inner in _nested_types(t):
+        if inner.typeid != ir.OpaqueType.static_typeid or ir.OpaqueType(inner).dialect_namespace != "mtf":
+            continue
+        try:
+            check_type_on_mesh(TensorType.from_mlir(inner), mesh)
+        except (TypeSyntaxError, TypeContentError, VerifyError) as e:
+            return str(e)
     return None
 
 
-def _verify_region_ops(op, mesh, diags) -> None:
-    name = op.name
-    if name.startswith("mtf."):
-        _verify_mtf_op(op, mesh, diags)
-    for region in op.regions:
-        for block in region.blocks:
-            _verify_block(block, mesh, diags)
+def _nested_types(t: ir.Type) -> list[ir.Type]:
+    """`t` and the types inside it (tuple elements, function inputs and results)."""
+    found, stack = [], [t]
+    while stack:
+        t = stack.pop()
+        found.append(t)
+        if t.typeid == ir.TupleType.static_typeid:
+            tup = ir.TupleType(t)
+            stack.extend(tup.get_type(i) for i in range(tup.num_types))
+        elif t.typeid == ir.FunctionType.static_typeid:
+            fn_type = ir.FunctionType(t)
+            stack.extend(list(fn_type.inputs) + list(fn_type.results))
+    return found
 
 
-def _verify_block(block, mesh, diags) -> None:
-    """Every op of the block; and the block must not end with an mtf op. MLIR's parser
-    accepts that (an unregistered op might be a terminator), but no mtf op is one."""
-    ops = [op.operation for op in block.operations]
-    for op in ops:
-        _verify_region_ops(op, mesh, diags)
-    if ops and ops[-1].name.startswith("mtf."):
-        diags.append(Diagnostic(ops[-1].location, f"'{ops[-1].name}' op cannot end a block: mtf ops are not terminators (is a 'return' missing?)"))
+def _verify_region_ops(root, mesh, diags, signature_checked: bool = False) -> None:
+    """Verify `root` and every op nested in it, with a worklist: nesting depth is bounded by
+    nesting.MAX_NESTING, not by Python's recursion limit. `signature_checked`: `root` is a
+    function whose signature _verify_function checked already."""
+    work = [root]
+    while work:
+        op = work.pop()
+        if op.name.startswith("mtf."):
+            _verify_mtf_op(op, mesh, diags)
+        else:
+            _verify_foreign_types(op, mesh, diags, skip_signature=signature_checked and op is root)
+        for r, region in enumerate(op.regions):
+            for b, block in enumerate(region.blocks):
+                if op.name != "func.func" or b:  # a function's entry block arguments are its signature
+                    _verify_block_arguments(op, r, b, block, mesh, diags)
+                ops = [child.operation for child in block.operations]
+                if ops and ops[-1].name.startswith("mtf."):
+                    # MLIR's parser accepts this (an unregistered op might be a terminator); no mtf op is one.
+                    diags.append(Diagnostic(ops[-1].location, f"'{ops[-1].name}' op cannot end a block: mtf ops are not terminators (is a 'return' missing?)"))
+                work.extend(reversed(ops))
+
+
+def _verify_foreign_types(op, mesh, diags, skip_signature: bool = False) -> None:
+    """`!mtf.tensor` types on an op of another dialect: its results and type attributes."""
+    for i, result in enumerate(op.results):
+        problem = _type_problem(result.type, mesh)
+        if problem:
+            diags.append(Diagnostic(op.location, f"'{op.name}' op result #{i}: {problem}"))
+    attrs = op.attributes
+    for k in range(len(attrs)):
+        named = attrs[k]
+        if skip_signature and named.name == "function_type":
+            continue
+        for attr in _nested_attributes(named.attr):
+            if isinstance(attr, ir.TypeAttr):
+                problem = _type_problem(ir.TypeAttr(attr).value, mesh)
+                if problem:
+                    diags.append(Diagnostic(op.location, f"'{op.name}' op attribute '{named.name}': {problem}"))
+
+
+def _nested_attributes(attr) -> list:
+    """`attr` and the attributes inside it (array elements, dictionary values)."""
+    found, stack = [], [attr]
+    while stack:
+        attr = stack.pop()
+        found.append(attr)
+        if isinstance(attr, ir.ArrayAttr):
+            stack.extend(attr)
+        elif isinstance(attr, ir.DictAttr):
+            stack.extend(attr[i].attr for i in range(len(attr)))
+    return found
+
+
+def _verify_block_arguments(op, r: int, b: int, block, mesh, diags) -> None:
+    for i, arg in enumerate(block.arguments):
+        problem = _type_problem(arg.type, mesh)
+        if problem:
+            diags.append(Diagnostic(op.location, f"'{op.name}' op region #{r} block #{b} argument #{i}: {problem}"))
 
 
 def _verify_mtf_op(op, mesh, diags) -> None:

@@ -22,7 +22,7 @@ from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.ops import COLLECTIVE_OP_NAMES, OP_CLASSES
-from meshir.dialect.signature import defined_functions, refresh_function_type
+from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
 
@@ -46,6 +46,8 @@ class InsertCollectivesPass(ModulePass):
         check_module(module_op)
         meshes = module_meshes(module_op)
         for fn in defined_functions(module_op):
+            if not is_mtf_function(fn):
+                continue  # plain StableHLO (or other) functions have nothing to partition
             mesh = function_mesh(fn, meshes)
             if mesh is not None:
                 with fn.context:

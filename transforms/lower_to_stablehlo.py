@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from meshir.dialect.diagnostics import Diagnostic, raise_diagnostics
+from meshir.dialect.signature import function_name, functions, is_mtf_function
+
 from .registry import ModulePass, option, register_pass
 
 
@@ -27,4 +30,16 @@ class LowerToStableHLOPass(ModulePass):
         # Imported here: the lowering uses meshir.transforms (the partitioned verifier).
         from meshir.lowering.stablehlo import lower_module
 
+        raise_diagnostics(_mtf_declarations(module_op))
         lower_module(module_op, self.mode)
+
+
+def _mtf_declarations(module_op) -> list[Diagnostic]:
+    """A declaration with `!mtf.tensor` types has no body to lower, and left as it is the
+    output would not be StableHLO: refuse it, located (docs/decisions.md)."""
+    return [
+        Diagnostic(fn.location, f"'func.func' op @{function_name(fn)} is a declaration with !mtf.tensor types: "
+                                f"{LowerToStableHLOPass.NAME} lowers function bodies; define @{function_name(fn)} or remove it")
+        for fn in functions(module_op)
+        if not len(fn.regions[0].blocks) and is_mtf_function(fn)
+    ]

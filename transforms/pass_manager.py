@@ -20,6 +20,7 @@ from meshir.dialect.diagnostics import Diagnostic, MeshIRError
 from .pipeline_syntax import PipelineElement, parse_pipeline
 from .registry import PASSES, ModulePass, PassOptionError, did_you_mean
 from .upstream import UPSTREAM_PASSES
+from .upstream_guards import guard_problems, guarded_passes
 
 #: Called after each top-level pipeline element with (element text, module op).
 AfterEachHook = Callable[[str, object], None]
@@ -92,6 +93,9 @@ class Pipeline:
         self._pm.add(_meshir_pass(instance, self._failures), name=cls.__name__, argument=cls.NAME, description=cls.SUMMARY)
 
     def _add_upstream(self, element: PipelineElement) -> None:
+        guarded = guarded_passes(element)
+        if guarded:
+            self._pm.add(_guard_pass(guarded, self._failures), name="ShardyGuard", argument="meshir-shardy-guard")
         try:
             self._pm.add(element.text)
             return
@@ -127,6 +131,17 @@ def _meshir_pass(instance: ModulePass, failures: list[Diagnostic]):
             instance.apply(op)
         except MeshIRError as e:
             failures.extend(e.diagnostics or [Diagnostic(op.location, f"pass '{instance.NAME}' failed: {e}")])
+            pass_.signal_pass_failure()
+
+    return run
+
+
+def _guard_pass(guarded, failures: list[Diagnostic]):
+    """Check what the Shardy passes of one element need (upstream_guards.py) right before it."""
+    def run(op, pass_) -> None:
+        problems = guard_problems(op, guarded)
+        if problems:
+            failures.extend(problems)
             pass_.signal_pass_failure()
 
     return run

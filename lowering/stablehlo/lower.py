@@ -13,7 +13,7 @@ import itertools
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
-from meshir.dialect.signature import function_name, functions
+from meshir.dialect.signature import function_name, functions, is_mtf_function
 from meshir.dialect.verifier import check_module
 from meshir.transforms.partitioned import verify_partitioned
 
@@ -45,7 +45,7 @@ def lower_module(module_op, mode: str = "explicit") -> None:
     check_module(module_op)
     raise_diagnostics(verify_partitioned(module_op) if mode == "explicit" else gspmd.verify_global(module_op))
     meshes = module_meshes(module_op)
-    targets = [fn for fn in functions(module_op) if _is_mtf_function(fn)]
+    targets = [fn for fn in functions(module_op) if is_mtf_function(fn)]
     lowered = [(fn, function_mesh(fn, meshes)) for fn in targets]
     partitions = _num_partitions(module_op, lowered)
     channels = itertools.count(1)
@@ -84,14 +84,6 @@ def _needs_mesh(p: Program, op):
 
 
 _NO_MESH_RULES = {**RULES, **dict.fromkeys(collectives.RULES, _needs_mesh)}
-
-
-def _is_mtf_function(fn) -> bool:
-    fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    types = list(fn_type.inputs) + list(fn_type.results)
-    if any(t.typeid == ir.OpaqueType.static_typeid and ir.OpaqueType(t).dialect_namespace == "mtf" for t in types):
-        return True
-    return any(op.operation.name.startswith("mtf.") for op in fn.regions[0].blocks[0].operations)
 
 
 def _num_partitions(module_op, lowered) -> int:

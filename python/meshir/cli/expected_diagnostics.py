@@ -67,9 +67,14 @@ def parse_expected(lines: list[str]) -> tuple[list[Expected], list[Problem]]:
             below, last_plain = [], number
             continue
         where = match.group("where")
+        try:
+            pattern = _pattern(match.group("text"), bool(match.group("re")))
+        except re.error as e:
+            problems.append(Problem(number, marker.start() + 1, f"invalid regex in expected-{match.group('severity')}-re: {e}"))
+            continue
         item = Expected(
             match.group("severity"),
-            _pattern(match.group("text"), bool(match.group("re"))),
+            pattern,
             match.group("text"),
             _target(where, number, last_plain, len(lines)),
             number,
@@ -115,7 +120,7 @@ def _target(where: str | None, number: int, last_plain: int, count: int) -> int 
 
 
 def _pattern(text: str, is_regex: bool) -> re.Pattern:
-    """Literal text, or (for -re) literal text with `{{regex}}` parts."""
+    """Literal text, or (for -re) literal text with `{{regex}}` parts; re.error if malformed."""
     if not is_regex:
         return re.compile(re.escape(text))
     parts = re.split(r"\{\{(.*?)\}\}", text)
