@@ -74,10 +74,23 @@ def op_rule(op, values: FunctionValues) -> OpRule | None:
     return rule
 
 
+def changed_dims(op, values: FunctionValues, operand: int, result: int) -> set[str]:
+    """The dims whose layout an op changes on purpose: those its along-dim attributes name,
+    and for a collective_permute the dims written with a different layout on each side (the
+    layout it was given; a dim free on either side is not moved)."""
+    changed = {op.attr(a) for a in ALONG_DIM_ATTRS.get(op.operation.name, ())}
+    if op.operation.name == "mtf.collective_permute":
+        src, dst = values.values[operand].type, values.values[result].type
+        changed |= {d.name for d in src.dims if d.axes is not None and dst.dim(d.name).axes not in (None, d.axes)}
+    return changed
+
+
 def _by_name(op, ids: list[int], values: FunctionValues) -> list[list[Member]]:
     """One factor per name of the op's values. A name only one value has is a factor too:
-    it passes nothing on, but Mesh-TensorFlow's one-axis-per-op rule counts it."""
-    excluded = {op.attr(a) for a in ALONG_DIM_ATTRS.get(op.operation.name, ())}
+    it passes nothing on, but Mesh-TensorFlow's one-axis-per-op rule counts it. The dims a
+    collective changes are not factors: each side keeps the layout written for it."""
+    excluded = changed_dims(op, values, ids[0], ids[-1]) if op.operation.name in COLLECTIVE_OP_NAMES else {
+        op.attr(a) for a in ALONG_DIM_ATTRS.get(op.operation.name, ())}
     members: dict[str, list[Member]] = {}
     for i in ids:
         for n in values.values[i].type.names:

@@ -15,7 +15,7 @@ from meshir.dialect.ops import ShardOp
 from meshir.dialect.signature import refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
-from .op_rules import ALONG_DIM_ATTRS, LAYOUT_OPS, OpRule
+from .op_rules import LAYOUT_OPS, OpRule, changed_dims
 from .projection import merge_layouts, merge_prefix, split_layout
 from .program_values import FunctionValues
 from .solver import WEAKEST, Solver
@@ -76,7 +76,7 @@ def _collective_layouts(rule: OpRule, values, solver) -> dict[tuple[int, str], t
     """A collective changes only the dims (and pending axes) it names; every other dim must
     keep one layout across it: the result's, cut before any axis the collective uses."""
     op, src, dst = rule.op, rule.operands[0], rule.results[0]
-    changed = {op.attr(a) for a in ALONG_DIM_ATTRS.get(op.operation.name, ())}
+    changed = changed_dims(op, values, src, dst)
     src_type, dst_type = values.values[src].type, values.values[dst].type
     busy = set(op.attr("axes") or ()) | set(src_type.partial) | set(dst_type.partial)
     for d in changed:
@@ -91,13 +91,13 @@ def _collective_layouts(rule: OpRule, values, solver) -> dict[tuple[int, str], t
                 break
             axes.append(a)
         wanted[(src, d)] = wanted[(dst, d)] = tuple(axes)
-    wanted.update(_collective_operand_layouts(op, src, dst, solver))
+    wanted.update(_collective_operand_layouts(op, src, dst, solver, changed))
     return wanted
 
 
-def _collective_operand_layouts(op, src: int, dst: int, solver) -> dict:
+def _collective_operand_layouts(op, src: int, dst: int, solver, changed: set[str]) -> dict:
     """The operand layout of the dims a collective changes, derived from its result's: the
-    collective adds or removes exactly its axes there."""
+    collective adds or removes exactly its axes there (a permute: each side as written)."""
     name, axes = op.operation.name, tuple(op.attr("axes") or ())
 
     def without(dim):
@@ -112,6 +112,8 @@ def _collective_operand_layouts(op, src: int, dst: int, solver) -> dict:
         return {(src, op.attr("dim")): plus(op.attr("dim"))}
     if name == "mtf.all_to_all":
         return {(src, op.attr("src_dim")): plus(op.attr("src_dim")), (src, op.attr("dst_dim")): without(op.attr("dst_dim"))}
+    if name == "mtf.collective_permute":
+        return {(v, d): solver.final((v, d)) for d in changed for v in (src, dst)}
     return {}
 
 
@@ -123,7 +125,7 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
     inserted = 0
     for rule in rules:
         name = rule.op.operation.name
-        if not name.startswith("mtf.") or name in ("mtf.shard", "mtf.collective_permute"):
+        if not name.startswith("mtf.") or name == "mtf.shard":
             continue
         if name in LAYOUT_OPS:
             wanted = _collective_layouts(rule, values, solver)

@@ -92,6 +92,19 @@ func.func @collective_permute_with_free_dim(%a: !mtf.tensor<b=8@y, d=16, f32>) -
   return %1 : !mtf.tensor<b=8@z, d=16@x, f32>
 }
 
+// A permute changes only the dims written with another layout on each side (b: y to z);
+// d's rule wants y, which the permute spends, so d is replicated across it and resharded
+// after (it was refused before: "keeps each device's shard shape").
+// CHECK-LABEL: func.func @collective_permute_under_a_rule_on_its_axes
+// CHECK-SAME: (%arg0: !mtf.tensor<b=8@y, d=16@(), f32>) -> !mtf.tensor<b=8@z, d=16@y, f32>
+// CHECK-NEXT: %0 = "mtf.collective_permute"(%arg0) : (!mtf.tensor<b=8@y, d=16@(), f32>) -> !mtf.tensor<b=8@z, d=16@(), f32>
+// CHECK-NEXT: %1 = "mtf.shard"(%0) {reshard = true} : (!mtf.tensor<b=8@z, d=16@(), f32>) -> !mtf.tensor<b=8@z, d=16@y, f32>
+// CHECK-NEXT: return %1 : !mtf.tensor<b=8@z, d=16@y, f32>
+func.func @collective_permute_under_a_rule_on_its_axes(%a: !mtf.tensor<b=8@y, d=16, f32>) -> !mtf.tensor<b=8@z, d=16, f32> attributes {mtf.layout_rules = {d = ["y"]}} {
+  %0 = "mtf.collective_permute"(%a) : (!mtf.tensor<b=8@y, d=16, f32>) -> !mtf.tensor<b=8@z, d=16, f32>
+  return %0 : !mtf.tensor<b=8@z, d=16, f32>
+}
+
 // -----
 
 // Collectives between two einsums of a hand-partitioned FFN: all written layouts stay,
