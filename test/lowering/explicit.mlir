@@ -31,12 +31,23 @@ func.func @matmul_all_reduce_y_all_gather_x(%a: !mtf.tensor<b=8@x, k=8@y, f32> {
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
+// A float max crosses the devices as total-order integer keys (NaN wins, whatever the
+// backend's all-reduce does with NaN): +NaN for NaN, bitcast, flip the negatives.
 // CHECK-LABEL: func.func public @reduce_max_all_reduce_x
 // CHECK: stablehlo.reduce
-// CHECK: "stablehlo.all_reduce"
+// CHECK: %[[NAN:.*]] = stablehlo.constant dense<0x7FC00000> : tensor<4xf32>
+// CHECK: stablehlo.compare  NE
+// CHECK: stablehlo.select %{{.*}}, %[[NAN]]
+// CHECK: %[[BITS:.*]] = stablehlo.bitcast_convert %{{.*}} : (tensor<4xf32>) -> tensor<4xi32>
+// CHECK: %[[MAG:.*]] = stablehlo.constant dense<2147483647> : tensor<4xi32>
+// CHECK: %[[FLIPPED:.*]] = stablehlo.xor %[[BITS]], %[[MAG]]
+// CHECK: %[[KEYS:.*]] = stablehlo.select %{{.*}}, %[[FLIPPED]], %[[BITS]]
+// CHECK: "stablehlo.all_reduce"(%[[KEYS]])
 // CHECK-SAME: replica_groups = dense<{{\[\[}}0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>
 // CHECK: stablehlo.maximum
-// CHECK: }) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: }) : (tensor<4xi32>) -> tensor<4xi32>
+// CHECK: stablehlo.xor
+// CHECK: stablehlo.bitcast_convert %{{.*}} : (tensor<4xi32>) -> tensor<4xf32>
 func.func @reduce_max_all_reduce_x(%a: !mtf.tensor<b=8@x, d=8@y, f32>) -> !mtf.tensor<d=8@y, f32> {
   %0 = "mtf.reduce_max"(%a) : (!mtf.tensor<b=8@x, d=8@y, f32>) -> !mtf.tensor<d=8@y, f32, partial_max@x>
   %1 = "mtf.all_reduce"(%0) {reduction = "max", axes = ["x"], bytes_per_device = 24 : i64} : (!mtf.tensor<d=8@y, f32, partial_max@x>) -> !mtf.tensor<d=8@y, f32>
