@@ -161,3 +161,23 @@ def test_reduce_of_all_nan_shards_and_integer_max_unchanged():
     np.testing.assert_array_equal(np.asarray(imax), ints.max(axis=1))
     np.testing.assert_array_equal(np.asarray(imin), ints.min(axis=1))
     np.testing.assert_array_equal(np.asarray(fmax), np.max(floats, axis=1))
+
+
+@pytest.mark.parametrize("mode", ["explicit", "gspmd"])
+def test_lazy_max_of_two_pending_maxes_keeps_nan(mode):
+    """max(reduce_max(x), reduce_max(y)) over a split dim is one all_reduce in explicit mode
+    (the elementwise max runs on the pending values): NaN from either side still wins."""
+    with mi.Program("lazy_max", mi.Mesh({"x": 4})) as prog:
+        x = prog.argument("x", [mi.Dim("a", 4), mi.Dim("b", 8)])
+        y = prog.argument("y", [mi.Dim("a", 4), mi.Dim("b", 8)])
+        prog.result(mi.max(mi.reduce_max(x, over="b"), mi.reduce_max(y, over="b")), name="m")
+    exe = mi.compile(prog, layout={"b": "x"}, mode=mode)
+    if mode == "explicit":
+        assert [c.kind for c in exe.compile_report.collectives] == ["all_reduce"]
+    xv = np.arange(32, dtype=np.float32).reshape(4, 8)
+    yv = -xv
+    xv[0, 1], yv[1, 6], yv[2, 2] = np.nan, np.nan, np.inf
+    xv[3], yv[3] = -np.inf, -np.inf
+    want = np.maximum(np.max(xv, axis=1), np.max(yv, axis=1))
+    np.testing.assert_array_equal(np.asarray(exe(x=xv, y=yv)), want)
+    np.testing.assert_array_equal(mi.interpret(prog, x=xv, y=yv), want)
