@@ -170,7 +170,7 @@ def test_lazy_max_of_two_pending_maxes_keeps_nan(mode):
     with mi.Program("lazy_max", mi.Mesh({"x": 4})) as prog:
         x = prog.argument("x", [mi.Dim("a", 4), mi.Dim("b", 8)])
         y = prog.argument("y", [mi.Dim("a", 4), mi.Dim("b", 8)])
-        prog.result(mi.max(mi.reduce_max(x, over="b"), mi.reduce_max(y, over="b")), name="m")
+        prog.result(mi.maximum(mi.reduce_max(x, over="b"), mi.reduce_max(y, over="b")), name="m")
     exe = mi.compile(prog, layout={"b": "x"}, mode=mode)
     if mode == "explicit":
         assert [c.kind for c in exe.compile_report.collectives] == ["all_reduce"]
