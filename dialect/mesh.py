@@ -5,31 +5,65 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from meshir._jax_private import func, ir, sdy
 
-from .diagnostics import MeshIRError
+from .call_site import reports_at_call_site
+from .diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError
 
-_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_AXIS_TEXT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)\s*$")
+
+
+def valid_name(name) -> bool:
+    """True for identifiers ([A-Za-z_][A-Za-z0-9_]*): mesh, axis and dimension names."""
+    return isinstance(name, str) and bool(_AXIS_NAME.fullmatch(name))  # fullmatch: "x\n" is no name
+
+
+def _axis_items(axes) -> tuple:
+    """(axis, size) pairs from a dict, a sequence of pairs, or text like "x=4, y=2"."""
+    if isinstance(axes, dict):
+        return tuple(axes.items())
+    if isinstance(axes, str):
+        items = []
+        for part in axes.split(",") if axes.strip() else []:
+            match = _AXIS_TEXT.match(part)
+            if not match:
+                raise MeshIRValueError(f"malformed mesh {axes!r}: {part.strip()!r} is not axis=size (e.g. \"x=4, y=2\")")
+            items.append((match.group(1), int(match.group(2))))
+        return tuple(items)
+    if isinstance(axes, (list, tuple)):
+        for item in axes:
+            if not isinstance(item, (list, tuple)) or len(item) != 2:
+                raise MeshIRValueError(f"mesh axes must be (axis, size) pairs, got {item!r} in {axes!r}")
+        return tuple(tuple(item) for item in axes)
+    raise MeshIRTypeError(f"mesh axes must be a dict {{axis: size}}, (axis, size) pairs or text like \"x=4, y=2\", "
+                          f"got {type(axes).__name__} {axes!r}")
 
 
 @dataclass(frozen=True)
 class Mesh:
-    """A mesh of processors with named axes, major to minor: `Mesh({"x": 4, "y": 2})`."""
+    """A mesh of processors with named axes, major to minor: `Mesh({"x": 4, "y": 2})`, also
+    `Mesh([("x", 4), ("y", 2)])` or `Mesh("x=4, y=2")`."""
 
     axes: tuple[tuple[str, int], ...]
     name: str = "mesh"
 
+    @reports_at_call_site
     def __init__(self, axes, name: str = "mesh"):
-        items = tuple(axes.items()) if isinstance(axes, dict) else tuple(axes)
+        items = _axis_items(axes)
         for axis, size in items:
-            if not isinstance(axis, str) or not _AXIS_NAME.match(axis):
-                raise MeshIRError(f"mesh axis name {axis!r} is not an identifier")
-            if not isinstance(size, int) or size < 1:
-                raise MeshIRError(f"mesh axis '{axis}' has size {size!r}; sizes must be positive integers")
+            if not valid_name(axis):
+                raise MeshIRValueError(f"mesh axis name {axis!r} is not an identifier")
+            if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
+                raise MeshIRValueError(f"mesh axis '{axis}' has size {size!r}; sizes must be positive integers")
         names = [a for a, _ in items]
         if len(set(names)) != len(names):
-            raise MeshIRError(f"mesh axis names repeat: {names}")
-        object.__setattr__(self, "axes", items)
+            raise MeshIRValueError(f"mesh axis names repeat: {names}")
+        if not valid_name(name):
+            raise MeshIRValueError(f"mesh name {name!r} is not an identifier")
+        object.__setattr__(self, "axes", tuple((a, int(s)) for a, s in items))
         object.__setattr__(self, "name", name)
 
     @property

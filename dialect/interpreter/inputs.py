@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnostics import MeshIRError
+from ..call_site import without_location
+from ..diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError
 from ..signature import Signature
 from ..tensor_type import TensorType
 from .arrays import is_float
@@ -33,9 +34,9 @@ def check_kind_and_shape(dtype, shape, t: TensorType, what: str) -> None:
     """
     dtype = np.dtype(dtype)
     if _kind(dtype) not in _ACCEPTS[_kind(t.dtype)]:
-        raise MeshIRError(f"{what}: expected element type {t.element_type} ({t.dtype.name}), got {dtype.name}")
+        raise MeshIRTypeError(f"{what}: expected element type {t.element_type} ({t.dtype.name}), got {dtype.name}")
     if tuple(shape) != t.shape:
-        raise MeshIRError(f"{what}: expected global shape {shape_text(t)}, got {tuple(shape)}")
+        raise MeshIRValueError(f"{what}: expected global shape {shape_text(t)}, got {tuple(shape)}")
 
 
 def convert_input(value, t: TensorType, what: str) -> np.ndarray:
@@ -48,17 +49,31 @@ def convert_input(value, t: TensorType, what: str) -> np.ndarray:
     try:
         array = np.asarray(value)
     except Exception as e:  # noqa: BLE001 - any failure to make an array is the user's input
-        raise MeshIRError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
-    check_kind_and_shape(array.dtype, array.shape, t, what)
+        raise MeshIRTypeError(f"{what}: cannot convert {type(value).__name__} to an array: "
+                              f"{without_location(str(e))}") from None
+    if array.dtype == object:  # not numbers: name what was given
+        raise MeshIRTypeError(f"{what}: expected element type {t.element_type} ({t.dtype.name}), got object "
+                              f"({type(value).__name__} {_short(value)})")
+    try:
+        check_kind_and_shape(array.dtype, array.shape, t, what)
+    except MeshIRError as e:
+        if isinstance(value, np.ndarray):
+            raise
+        raise type(e)(f"{e} ({type(value).__name__} {_short(value)})") from None
     target = t.dtype
     if _kind(target) == "i" and _kind(array.dtype) == "i" and array.size:
         info = np.iinfo(target)
         low, high = array.min(), array.max()
         if low < info.min or high > info.max:
-            raise MeshIRError(
+            raise MeshIRValueError(
                 f"{what}: values in [{low}, {high}] do not fit element type {t.element_type}"
             )
     return array.astype(target, copy=False)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def bind_arguments(sig: Signature, args, kwargs) -> list:
@@ -66,20 +81,20 @@ def bind_arguments(sig: Signature, args, kwargs) -> list:
     names = sig.arg_names
     known = ", ".join(names) or "none"
     if len(args) > len(names):
-        raise MeshIRError(
+        raise MeshIRTypeError(
             f"@{sig.function} takes {len(names)} argument{'s' if len(names) != 1 else ''} "
             f"({known}), got {len(args)} positional"
         )
     bound = dict(zip(names, args))
     for name, value in kwargs.items():
         if name not in names:
-            raise MeshIRError(f"@{sig.function} has no argument '{name}' (arguments: {known})")
+            raise MeshIRTypeError(f"@{sig.function} has no argument '{name}' (arguments: {known})")
         if name in bound:
-            raise MeshIRError(f"argument '{name}' of @{sig.function} is given twice (by position and by name)")
+            raise MeshIRTypeError(f"argument '{name}' of @{sig.function} is given twice (by position and by name)")
         bound[name] = value
     missing = [n for n in names if n not in bound]
     if missing:
-        raise MeshIRError(
+        raise MeshIRTypeError(
             f"@{sig.function} is missing argument{'s' if len(missing) > 1 else ''} "
             f"{', '.join(repr(n) for n in missing)} (arguments: {known})"
         )
@@ -90,7 +105,7 @@ def check_inputs(sig: Signature, inputs) -> list[np.ndarray]:
     """Every input converted to its argument's type, or a MeshIRError naming the argument."""
     inputs = list(inputs)
     if len(inputs) != len(sig.arg_names):
-        raise MeshIRError(f"@{sig.function} takes {len(sig.arg_names)} arguments, got {len(inputs)}")
+        raise MeshIRTypeError(f"@{sig.function} takes {len(sig.arg_names)} arguments, got {len(inputs)}")
     return [
         convert_input(value, t, f"argument '{name}' of @{sig.function}")
         for value, name, t in zip(inputs, sig.arg_names, sig.arg_types)

@@ -13,7 +13,7 @@ import contextlib
 import jax
 from jax.sharding import NamedSharding
 
-from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.interpreter.inputs import bind_arguments, check_kind_and_shape, convert_input
 from meshir.dialect.signature import Signature
 from meshir.dialect.tensor_type import TensorType
@@ -28,13 +28,28 @@ def x64_scope(types):
 
 
 def place_arguments(sig: Signature, shardings: list[NamedSharding], args, kwargs) -> list[jax.Array]:
-    """One jax.Array per argument of `sig`, in order, each with its argument's sharding."""
+    """One jax.Array per argument of `sig`, in order, each with its argument's sharding.
+
+    Every argument is checked before any is placed: PJRT would crash on a deleted buffer
+    (a jax.Array donated to an earlier call, or deleted by its owner)."""
     values = bind_arguments(sig, args, kwargs)
+    check_not_deleted(sig, values)
     with x64_scope(sig.arg_types):
         return [
             place_argument(value, t, sharding, f"argument '{name}' of @{sig.function}")
             for value, name, t, sharding in zip(values, sig.arg_names, sig.arg_types, shardings)
         ]
+
+
+def check_not_deleted(sig: Signature, values) -> None:
+    """MeshIRValueError naming the first argument whose jax.Array has been deleted."""
+    for name, value in zip(sig.arg_names, values):
+        if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer) and value.is_deleted():
+            raise MeshIRValueError(
+                f"argument '{name}' of @{sig.function}: the jax.Array passed for it has been deleted (it was "
+                "donated to an earlier call of an executable compiled with donate=, or deleted with .delete()); "
+                "pass the result that replaced it, or a new array"
+            )
 
 
 def place_argument(value, t: TensorType, sharding: NamedSharding, what: str) -> jax.Array:

@@ -11,7 +11,7 @@ second copy.
 from __future__ import annotations
 
 from meshir._jax_private import ir
-from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError
 from meshir.dialect.signature import Signature
 
 ALIASING_ATTR = "tf.aliasing_output"
@@ -22,8 +22,12 @@ def donation_aliases(sig: Signature, donate) -> dict[int, int]:
     same name, type and layout, as `mi.train_step` produces), or argument names (each aliased
     to the result of its own name when that has its type, else to the first result of its
     type not taken yet). None or () donates nothing; MeshIRError when a name has no result."""
-    if not donate:
+    if donate is None or donate is False:
         return {}
+    if not (donate is True or isinstance(donate, (str, list, tuple, set, frozenset))) or (
+            not isinstance(donate, (bool, str)) and not all(isinstance(n, str) for n in donate)):
+        raise MeshIRTypeError(f"donate must be True, None, an argument name or a list of them, got "
+                              f"{type(donate).__name__} {donate!r}")
     results = {n: i for i, n in enumerate(sig.result_names)}
     if donate is True:
         return {i: results[n] for i, (n, t) in enumerate(zip(sig.arg_names, sig.arg_types))
@@ -32,7 +36,7 @@ def donation_aliases(sig: Signature, donate) -> dict[int, int]:
     aliases: dict[int, int] = {}
     for name in names:
         if name not in sig.arg_names:
-            raise MeshIRError(f"donate: '{name}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})")
+            raise MeshIRValueError(f"donate: '{name}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})")
         i = sig.arg_names.index(name)
         t = sig.arg_types[i]
         same_name = results.get(name)
@@ -44,6 +48,20 @@ def donation_aliases(sig: Signature, donate) -> dict[int, int]:
                               "layout left to hand its buffer to")
         aliases[i] = free[0]
     return aliases
+
+
+def check_donated_buffers(sig: Signature, placed, donated) -> None:
+    """MeshIRValueError when the buffers of a donated argument (indices `donated`) are also
+    passed for another argument: PJRT would donate one buffer twice, or read one it
+    consumed, and crash the process."""
+    buffers = [{shard.data.unsafe_buffer_pointer() for shard in array.addressable_shards} for array in placed]
+    for i in donated:
+        for j, other in enumerate(buffers):
+            if j != i and buffers[i] & other:
+                raise MeshIRValueError(
+                    f"arguments '{sig.arg_names[i]}' and '{sig.arg_names[j]}' of @{sig.function} are the same jax.Array, "
+                    f"but '{sig.arg_names[i]}' is donated (its buffer becomes a result); pass a copy for one of them"
+                )
 
 
 def mark_aliasing(fn, aliases: dict[int, int]) -> None:

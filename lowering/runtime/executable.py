@@ -11,13 +11,14 @@ from __future__ import annotations
 import jax
 
 from meshir import _jax_private as jp
+from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.signature import Signature
 
 from .arguments import place_arguments, x64_scope
 from .devices import jax_mesh, named_sharding, shard_shape
-from .donation import donation_aliases
+from .donation import check_donated_buffers, donation_aliases
 from .entry import prepare_entry
 from .pjrt import check_compiled_shardings, compile_for_devices
 from .report import runtime_report
@@ -39,6 +40,7 @@ class Executable:
     `donate_argnums`). `donated` maps each donated argument name to its result's name.
     """
 
+    @reports_at_call_site
     def __init__(self, stablehlo_module, mesh: Mesh, signature: Signature, mode: str = "explicit",
                  report=None, platform: str | None = None, donate=None):
         if mode not in MODES:
@@ -52,16 +54,19 @@ class Executable:
         self.out_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.result_types)
         aliases = donation_aliases(signature, donate)
         self.donated = {signature.arg_names[a]: signature.result_names[r] for a, r in aliases.items()}
+        self._donated_indices = sorted(aliases)
         self._entry = prepare_entry(stablehlo_module, signature, mesh, aliases)
         self._loaded = compile_for_devices(self._entry.computation, self.devices)
         check_compiled_shardings(self._loaded, self.devices, signature, self.in_shardings, self.out_shardings)
 
+    @reports_at_call_site
     def __call__(self, *args, **kwargs):
         """Run on arguments by position or name (NumPy, Python numbers/lists, jax.Arrays).
 
         Returns a jax.Array with the result's NamedSharding, or a tuple for several results.
         """
         placed = place_arguments(self.signature, self.in_shardings, args, kwargs)
+        check_donated_buffers(self.signature, placed, self._donated_indices)
         shards = jp.run_sharded(self._loaded, placed)
         types = self.signature.result_types
         with x64_scope(types):

@@ -12,6 +12,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from meshir.api import *  # noqa: F401,F403,E402
 from meshir.api import __all__ as _api_all  # noqa: F401,E402
+from meshir.dialect.call_site import reports_at_call_site as _reports_at_call_site  # noqa: E402
 from meshir.dialect import (  # noqa: F401,E402
     Diagnostic,
     Dimension,
@@ -35,12 +36,16 @@ from meshir.lowering.runtime.devices import ensure_cpu_devices as _ensure_cpu_de
 _ensure_cpu_devices(8)
 
 
+@_reports_at_call_site
 def interpret(program_or_module, *args, function: str | None = None, **inputs):
     """Run a program with the NumPy reference interpreter (global semantics).
 
     Inputs are NumPy arrays (or anything np.asarray accepts) by argument name or position;
     returns one array for one result, a tuple for several.
     """
+    from meshir.api import checks
     from meshir.dialect.interpreter import interpret as _interpret
 
-    return _interpret(program_or_module, *args, function=function, **inputs)
+    module = checks.module_of(program_or_module, "the program of mi.interpret")
+    function = checks.optional_name(function, "function")
+    return _interpret(module, *args, function=function, **inputs)

@@ -72,8 +72,8 @@ def test_wrong_argument_name_lists_the_known_names(ffn, good):
     values = dict(good)
     values["idz"] = values.pop("ids")
     message = raises(lambda: exe(**values), "@ffn has no argument 'idz'", "(arguments: x, w, ids)")
-    # The reference interpreter refuses it with the same words.
-    assert raises(lambda: mi.interpret(prog, **values)) == message
+    # The reference interpreter refuses it with the same words (each located at its own call).
+    assert raises(lambda: mi.interpret(prog, **values)).split(": error: ", 1)[1] == message.split(": error: ", 1)[1]
 
 
 def test_unknown_extra_argument(ffn, good):

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from meshir._jax_private import ir
-from meshir.dialect import MeshIRError, TensorType, VerifyError
+from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, TensorType, VerifyError
+from meshir.dialect.tensor_type import TypeContentError
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import format_location
 
@@ -14,7 +15,8 @@ def program_of(operands, fallback=None):
     """The Program the operands belong to (all must share one)."""
     programs = {id(t.program): t.program for t in operands if isinstance(t, Tensor)}
     if len(programs) > 1:
-        raise MeshIRError("operands come from different Programs")
+        names = ", ".join(f"{t!r} of program '{t.program.name}'" for t in operands if isinstance(t, Tensor))
+        raise located_error(f"operands come from different Programs: {names}", MeshIRValueError)
     if programs:
         return next(iter(programs.values()))
     if fallback is not None:
@@ -29,6 +31,10 @@ def build(op_class, result_type: TensorType, operands=(), attributes=None, progr
 
     A verifier failure erases the op and raises MeshIRError at the user's call site.
     """
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise located_error(f"'{op_class.OPERATION_NAME}': operand #{i} must be a MeshIR Tensor, got "
+                                f"{type(t).__name__} {t!r}", MeshIRTypeError)
     prog = program_of(operands, program)
     prog._check_open()
     with prog.context:
@@ -42,3 +48,12 @@ def build(op_class, result_type: TensorType, operands=(), attributes=None, progr
             op.operation.erase()
             raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
     return Tensor(prog, op.result)
+
+
+def result_type(op_name: str, dims, element_type: str) -> TensorType:
+    """`TensorType.make(dims, element_type)` for an op's result; a located MeshIRValueError
+    naming the op when the dims cannot form a type (a name twice, a size out of range)."""
+    try:
+        return TensorType.make(dims, element_type)
+    except TypeContentError as e:
+        raise located_error(f"'{op_name}': {e}", MeshIRValueError) from None

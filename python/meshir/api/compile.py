@@ -15,15 +15,18 @@ import time
 
 from meshir._jax_private import ir
 from meshir.dialect import Mesh, MeshIRError, get_context
+from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
 
+from . import checks
 from .propagation import propagate
 from .report import CompileReport
 
 MODES = ("explicit", "gspmd")
 
 
+@reports_at_call_site
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
             mode: str = "explicit", function: str | None = None, donate=None):
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
@@ -41,16 +44,13 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
 
-    if mode not in MODES:
-        raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
-    source = getattr(program_or_module, "module", program_or_module)
-    if not hasattr(source, "operation"):
-        raise MeshIRError(f"compile expects a Program, a gradient/training program or a module, "
-                          f"got {type(program_or_module).__name__}")
-    if mesh is not None and not isinstance(mesh, (Mesh, dict)):
-        raise MeshIRError(f"mesh must be a Mesh or a dict {{axis: size}}, got {type(mesh).__name__} {mesh!r}")
+    mode = checks.choice(mode, MODES, "mode")
+    source = checks.module_of(program_or_module, "the program to compile")
+    mesh = checks.mesh(mesh, "compile mesh")
+    layout = checks.layout(layout, "layout rules")
+    function = checks.optional_name(function, "function")
     with get_context():
-        source = _with_mesh(source.operation.clone(), Mesh(mesh) if isinstance(mesh, dict) else mesh, function)
+        source = _with_mesh(source.operation.clone(), mesh, function)
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")

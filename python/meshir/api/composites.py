@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
+
+from . import checks
 from . import contraction as C
 from . import creation
 from . import elementwise as E
@@ -13,15 +16,13 @@ from .tensor import Tensor
 
 
 def _name(x: Tensor, dim, what: str) -> str:
-    name = getattr(dim, "name", dim)
-    if name not in x.names:
-        raise located_error(f"{what}: '{name}' is not a dimension of {x.type}")
-    return name
+    return checks.dim_name(dim, x, what)
 
 
 def _float(x: Tensor, what: str) -> None:
+    checks.tensor(x, f"the operand of mi.{what}")
     if not x.type.is_float:
-        raise located_error(f"{what} needs a float tensor, got element type {x.dtype}")
+        raise located_error(f"{what} needs a float tensor, got element type {x.dtype}", MeshIRTypeError)
 
 
 def softmax(x: Tensor, dim) -> Tensor:
@@ -52,6 +53,9 @@ def layer_norm(x: Tensor, dim, scale: Tensor | None = None, bias: Tensor | None 
     """(x - mean) / sqrt(var + epsilon) along `dim`, then `* scale + bias` if given."""
     _float(x, "layer_norm")
     name = _name(x, dim, "layer_norm")
+    checks.optional_tensor(scale, "the scale of mi.layer_norm")
+    checks.optional_tensor(bias, "the bias of mi.layer_norm")
+    epsilon = checks.real(epsilon, "the epsilon of mi.layer_norm", minimum=0.0)
     centered = x - mean(x, over=[name])
     variance = mean(centered * centered, over=[name])
     y = centered * E.rsqrt(variance + epsilon)
@@ -68,7 +72,9 @@ def cross_entropy(logits: Tensor, targets: Tensor, dim) -> Tensor:
     `targets` are probabilities over `dim` (e.g. a one_hot), or integer class ids without
     `dim` (turned into a one_hot).
     """
+    _float(logits, "cross_entropy")
     name = _name(logits, dim, "cross_entropy")
+    checks.tensor(targets, "the targets of mi.cross_entropy")
     if targets.type.is_integer and name not in targets.names:
         from .indexing import one_hot
 
@@ -89,8 +95,10 @@ def dropout(x: Tensor, rate: float, seed: int) -> Tensor:
     The mask is a function of (seed, global index), so every layout drops the same elements.
     """
     _float(x, "dropout")
+    given, rate = rate, checks.real(rate, "dropout rate")
+    seed = checks.integer(seed, "the seed of mi.dropout")
     if not 0.0 <= rate < 1.0:
-        raise located_error(f"dropout rate must be in [0, 1), got {rate}")
+        raise located_error(f"dropout rate must be in [0, 1), got {given!r}", MeshIRValueError)
     if rate == 0.0:
         return x
     keep = creation.random_uniform(x.dims, seed, dtype=x.dtype, program=x.program) >= rate

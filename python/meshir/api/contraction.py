@@ -1,10 +1,11 @@
 """Einsum and reductions, by name."""
 from __future__ import annotations
 
-from meshir.dialect import TensorType
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp
 
-from .builder import build, located_error
+from . import checks
+from .builder import build, located_error, result_type
 from .dims import as_dims
 from .elementwise import broadcast_dims
 from .tensor import Tensor
@@ -13,29 +14,30 @@ from .tensor import Tensor
 def einsum(*operands: Tensor, output) -> Tensor:
     """Multiply the operands and sum over every name absent from `output` (Dims or names)."""
     if not operands:
-        raise located_error("'mtf.einsum' needs at least one operand")
+        raise located_error("'mtf.einsum' needs at least one operand", MeshIRTypeError)
     for i, o in enumerate(operands):
-        if not isinstance(o, Tensor):
-            raise located_error(f"'mtf.einsum' operand #{i} is not a Tensor: {o!r}")
+        checks.tensor(o, f"'mtf.einsum' operand #{i}")
     sizes = dict(broadcast_dims("mtf.einsum", [o.type for o in operands]))
     out = as_dims(output, sizes, "einsum output")
     for d in out:
         if d.name not in sizes:
             raise located_error(f"'mtf.einsum' output dimension '{d.name}' appears in no operand "
-                                f"(operand dims: {', '.join(sizes)})")
-    return build(EinsumOp, TensorType.make([(d.name, d.size) for d in out], operands[0].dtype), operands)
+                                f"(operand dims: {', '.join(sizes)})", MeshIRValueError)
+    return build(EinsumOp, result_type("mtf.einsum", [(d.name, d.size) for d in out], operands[0].dtype), operands)
 
 
 def _reduce(op_class, x: Tensor, output, over) -> Tensor:
+    checks.tensor(x, f"the operand of {op_class.OPERATION_NAME}")
     if output is not None and over is not None:
-        raise located_error(f"'{op_class.OPERATION_NAME}': give `output` or `over`, not both")
+        raise located_error(f"'{op_class.OPERATION_NAME}': give `output` or `over`, not both (output={output!r}, "
+                            f"over={over!r})", MeshIRTypeError)
     sizes = dict(zip(x.names, x.shape))
     if output is not None:
         keep = [d.name for d in as_dims(output, sizes, f"{op_class.OPERATION_NAME} output")]
     else:
         reduced = {d.name for d in as_dims(x.names if over is None else over, sizes, f"{op_class.OPERATION_NAME} over")}
         keep = [n for n in x.names if n not in reduced]
-    return build(op_class, TensorType.make([(n, sizes[n]) for n in keep], x.dtype), [x])
+    return build(op_class, result_type(op_class.OPERATION_NAME, [(n, sizes[n]) for n in keep], x.dtype), [x])
 
 
 def reduce_sum(x: Tensor, output=None, over=None) -> Tensor:

@@ -7,9 +7,10 @@ import numbers
 
 from meshir.dialect import TensorType
 from meshir.dialect.ops import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
-from meshir.dialect.tensor_type import ELEMENT_TYPES
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 
-from .builder import build, located_error, program_of
+from . import checks
+from .builder import build, located_error, program_of, result_type
 from .tensor import Tensor
 
 
@@ -21,7 +22,7 @@ def broadcast_dims(op_name: str, types: list[TensorType]) -> list[tuple[str, int
             if d.name in sizes and sizes[d.name] != d.size:
                 raise located_error(
                     f"'{op_name}': dimension '{d.name}' has size {sizes[d.name]} in one operand and "
-                    f"{d.size} in operand #{i}"
+                    f"{d.size} in operand #{i}", MeshIRValueError
                 )
             sizes.setdefault(d.name, d.size)
     return list(sizes.items())
@@ -31,7 +32,8 @@ def as_tensors(operands, like_dtype: str | None = None) -> list[Tensor]:
     """Turn Python numbers among the operands into scalar constants."""
     tensors = [o for o in operands if isinstance(o, Tensor)]
     if not tensors:
-        raise located_error(f"expected at least one MeshIR Tensor among the operands, got {operands!r}")
+        raise located_error(f"expected at least one MeshIR Tensor among the operands, got "
+                            f"{', '.join(checks.describe(o) for o in operands)}", MeshIRTypeError)
     dtype = like_dtype or tensors[0].dtype
     prog = program_of(tensors)
     out = []
@@ -43,7 +45,8 @@ def as_tensors(operands, like_dtype: str | None = None) -> list[Tensor]:
 
             out.append(constant(o, [], dtype=dtype, program=prog))
         else:
-            raise located_error(f"cannot use {o!r} ({type(o).__name__}) as a MeshIR operand")
+            raise located_error(f"cannot use {checks.describe(o)} as a MeshIR operand (a Tensor or a real number)",
+                                MeshIRTypeError)
     return out
 
 
@@ -51,7 +54,7 @@ def _elementwise(op_class, operands, result_element: str | None = None) -> Tenso
     types = [t.type for t in operands]
     dims = broadcast_dims(op_class.OPERATION_NAME, types)
     elem = result_element or types[-1].element_type
-    return build(op_class, TensorType.make(dims, elem), operands)
+    return build(op_class, result_type(op_class.OPERATION_NAME, dims, elem), operands)
 
 
 def _unary(name: str):
@@ -95,20 +98,22 @@ greater, greater_equal = _compare("gt", "greater"), _compare("ge", "greater_equa
 
 
 def cast(x: Tensor, dtype: str) -> Tensor:
-    """Convert to element type `dtype` (f32, bf16, f16, f64, i32, i64, i1)."""
-    if dtype not in ELEMENT_TYPES:
-        raise located_error(f"'mtf.cast': unknown element type '{dtype}' (expected one of {', '.join(ELEMENT_TYPES)})")
+    """Convert to element type `dtype` (f32, bf16, f16, f64, i32, i64, i1, or NumPy's names)."""
+    checks.tensor(x, "the operand of mi.cast")
+    dtype = checks.element_type(dtype, "'mtf.cast'")
     return build(CastOp, x.type.without_layout().with_element_type(dtype), [x])
 
 
 def select(condition: Tensor, on_true, on_false) -> Tensor:
     """`on_true` where `condition` (i1) holds, else `on_false`, broadcasting by name."""
+    checks.tensor(condition, "the condition of mi.select")
     like = next((o.dtype for o in (on_true, on_false) if isinstance(o, Tensor)), None)
     if like is None:
-        raise located_error("'mtf.select': on_true or on_false must be a Tensor")
+        raise located_error(f"'mtf.select': on_true or on_false must be a Tensor, got {checks.describe(on_true)} "
+                            f"and {checks.describe(on_false)}", MeshIRTypeError)
     operands = [condition] + as_tensors([on_true, on_false], like)
     dims = broadcast_dims("mtf.select", [t.type for t in operands])
-    return build(SelectOp, TensorType.make(dims, like), operands)
+    return build(SelectOp, result_type("mtf.select", dims, like), operands)
 
 
 where = select

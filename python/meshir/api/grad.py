@@ -10,9 +10,11 @@ over the batch axis).
 """
 from __future__ import annotations
 
-from meshir.dialect import MeshIRError, get_context
+from meshir.dialect import MeshIRError, MeshIRTypeError, get_context
+from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.signature import entry_function, function_name, functions, signature
 
+from . import checks
 from .locations import located_error
 
 
@@ -56,20 +58,22 @@ def _argument_name(program, w):
         for name, arg in zip(program.argument_names, block.arguments):
             if arg == value:
                 return name
-    raise located_error(f"wrt must name arguments of the program (names or argument Tensors), got {w!r}")
+    raise located_error(f"wrt must name arguments of the program (names or argument Tensors), got {checks.describe(w)}",
+                        MeshIRTypeError)
 
 
 def _gradient(program, wrt, result, function, cotangent, with_value) -> GradientProgram:
     from meshir.transforms.autodiff import AutodiffError, gradient_function
 
+    source = checks.module_of(program, "the program to differentiate")
+    result = checks.optional_name(result, "result")
+    function = checks.optional_name(function, "function")
+    cotangent = checks.flag(cotangent, "cotangent")
     if wrt is None:
         wrt = ()
     elif isinstance(wrt, str) or not isinstance(wrt, (list, tuple)):
         wrt = [wrt]
     wrt = tuple(_argument_name(program, w) for w in wrt)
-    source = getattr(program, "module", program)
-    if not hasattr(source, "operation"):
-        raise located_error(f"expected a Program or a module, got {type(program).__name__}")
     with get_context():
         module = source.operation.clone()
     try:
@@ -108,6 +112,7 @@ def _keep_only_entry(module, name: str, differentiated: str) -> None:
                 fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
+@reports_at_call_site
 def grad(program, wrt=None, result: str | None = None, function: str | None = None,
          cotangent: bool = False) -> GradientProgram:
     """The gradient program of `program`'s scalar float result: its results are
@@ -119,6 +124,7 @@ def grad(program, wrt=None, result: str | None = None, function: str | None = No
     return _gradient(program, wrt, result, function, cotangent, with_value=False)
 
 
+@reports_at_call_site
 def value_and_grad(program, wrt=None, result: str | None = None, function: str | None = None,
                    cotangent: bool = False) -> GradientProgram:
     """Like `grad`, with the differentiated result first (named `value`)."""

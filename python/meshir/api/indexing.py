@@ -1,30 +1,36 @@
 """one_hot and gather."""
 from __future__ import annotations
 
-from meshir.dialect import TensorType
+from meshir.dialect.diagnostics import MeshIRValueError
 from meshir.dialect.ops import GatherOp, OneHotOp
 
-from .builder import build, located_error
+from . import checks
+from .builder import build, located_error, result_type
 from .dims import Dim, as_dims
 from .tensor import Tensor
 
 
 def one_hot(ids: Tensor, depth: Dim, dtype: str = "f32") -> Tensor:
     """out[..., k] = (ids[...] == k) over a new dim `depth`; out-of-range ids give zeros."""
+    checks.tensor(ids, "the ids of mi.one_hot")
+    dtype = checks.element_type(dtype, "'mtf.one_hot'")
+    if isinstance(depth, str):
+        raise located_error(f"'mtf.one_hot': depth must be a Dim or a (name, size) pair with its size, got {depth!r}",
+                            MeshIRValueError)
     (depth,) = as_dims([depth], what="one_hot depth")
     if depth.name in ids.names:
-        raise located_error(f"'mtf.one_hot': depth dim '{depth.name}' is already a dimension of the ids {ids.type}")
+        raise located_error(f"'mtf.one_hot': depth dim '{depth.name}' is already a dimension of the ids {ids.type}",
+                            MeshIRValueError)
     dims = list(zip(ids.names, ids.shape)) + [(depth.name, depth.size)]
-    return build(OneHotOp, TensorType.make(dims, dtype), [ids])
+    return build(OneHotOp, result_type("mtf.one_hot", dims, dtype), [ids])
 
 
 def gather(table: Tensor, ids: Tensor, dim) -> Tensor:
     """Rows of `table` along `dim` picked by integer `ids`: the result has the ids' dims then
     the table's other dims (embedding lookup). Out-of-range ids give zeros."""
-    name = getattr(dim, "name", dim)
-    if name not in table.names:
-        raise located_error(f"'mtf.gather': '{name}' is not a dimension of the table {table.type}")
+    checks.tensor(table, "the table of mi.gather")
+    checks.tensor(ids, "the ids of mi.gather")
+    name = checks.dim_name(dim, table, "'mtf.gather': the table")
     rest = [(n, s) for n, s in zip(table.names, table.shape) if n != name]
     dims = list(zip(ids.names, ids.shape)) + [d for d in rest if d[0] not in ids.names]
-    return build(GatherOp, TensorType.make(dims, table.dtype), [table, ids], {"dim": name})
-
+    return build(GatherOp, result_type("mtf.gather", dims, table.dtype), [table, ids], {"dim": name})

@@ -10,12 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
+
+from . import checks
 from . import contraction as C
 from . import creation
 from . import elementwise as E
 from .builder import located_error
 from .dims import Dim
 from .tensor import Tensor
+
+
+def _hyper(opt, field: str, low: float = 0.0, high: float | None = None, optional: bool = False) -> None:
+    """Check the hyperparameter `field` of `opt`: a finite real in [low, high) (None allowed
+    when `optional`), stored as a float; a located MeshIRError at the optimizer's creation."""
+    value = getattr(opt, field)
+    if value is None and optional:
+        return
+    value = checks.real(value, f"{type(opt).__name__} {field}", minimum=low, below=high)
+    object.__setattr__(opt, field, value)
 
 
 def _rms(x: Tensor) -> Tensor:
@@ -29,6 +42,11 @@ class SGD:
     learning_rate: float = 0.1
     momentum: float = 0.0
     nesterov: bool = False
+
+    def __post_init__(self):
+        _hyper(self, "learning_rate")
+        _hyper(self, "momentum")
+        checks.flag(self.nesterov, "SGD nesterov")
 
     def state_dims(self, param_dims: list[Dim]) -> dict[str, list[Dim]]:
         return {"velocity": list(param_dims)} if self.momentum else {}
@@ -50,6 +68,12 @@ class Adam:
     beta2: float = 0.999
     epsilon: float = 1e-8
     weight_decay: float = 0.0
+
+    def __post_init__(self):
+        for field in ("learning_rate", "epsilon", "weight_decay"):
+            _hyper(self, field)
+        _hyper(self, "beta1", high=1.0)
+        _hyper(self, "beta2", high=1.0)
 
     def state_dims(self, param_dims: list[Dim]) -> dict[str, list[Dim]]:
         return {"m": list(param_dims), "v": list(param_dims)}
@@ -83,6 +107,15 @@ class Adafactor:
     epsilon2: float = 1e-3
     clipping_threshold: float = 1.0
     min_dim_size_to_factor: int = 128
+
+    def __post_init__(self):
+        _hyper(self, "learning_rate", optional=True)
+        _hyper(self, "decay_rate")
+        for field in ("epsilon1", "epsilon2", "clipping_threshold"):
+            _hyper(self, field)
+        if self.clipping_threshold == 0:
+            raise located_error("Adafactor clipping_threshold must be positive, got 0.0", MeshIRValueError)
+        checks.integer(self.min_dim_size_to_factor, "Adafactor min_dim_size_to_factor", minimum=1)
 
     def factored_dims(self, param_dims: list[Dim]) -> tuple[Dim, Dim] | None:
         """The two largest dims (the later one first on ties), if both are large enough."""
@@ -135,5 +168,6 @@ def _scalar(value: float, like: Tensor) -> Tensor:
 def check_optimizer(optimizer) -> None:
     """A clear error for objects that are not optimizers."""
     if not (hasattr(optimizer, "state_dims") and hasattr(optimizer, "update")):
-        raise located_error(f"{optimizer!r} is not an optimizer (SGD, Adam, AdamW, Adafactor)")
+        raise located_error(f"{checks.describe(optimizer)} is not an optimizer (SGD, Adam, AdamW, Adafactor)",
+                            MeshIRTypeError)
 

@@ -7,20 +7,19 @@
 """
 from __future__ import annotations
 
-import re
 import threading
 
 from meshir._jax_private import func, ir
-from meshir.dialect import Mesh, MeshIRError, TensorType, check_module, get_context
+from meshir.dialect import Mesh, TensorType, check_module, get_context
 from meshir.dialect.mesh import declare_mesh
 from meshir.dialect.signature import NAME_ATTR
 
+from . import checks
 from .builder import located_error
 from .dims import as_dims
-from .locations import call_site_location, describe_call_site
+from .locations import call_site_location
 from .tensor import Tensor
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _current = threading.local()
 
 
@@ -28,15 +27,14 @@ def current_program() -> "Program":
     """The innermost Program whose `with` block is active."""
     stack = getattr(_current, "stack", [])
     if not stack:
-        raise MeshIRError(f"{describe_call_site()}: no active Program: build ops inside `with Program(...):`")
+        raise located_error("no active Program: build ops inside `with Program(...):`")
     return stack[-1]
 
 
 def layout_rules_attr(layout: dict, mesh: Mesh | None) -> ir.DictAttr:
     """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist."""
     entries = {}
-    for dim, axes in layout.items():
-        axes = (axes,) if isinstance(axes, str) else tuple(axes)
+    for dim, axes in checks.layout(layout, "layout rules").items():
         for a in axes:
             if mesh is None or a not in mesh.shape:
                 raise located_error(f"layout rule for '{dim}' names unknown mesh axis '{a}' (mesh: {mesh or 'none'})")
@@ -48,10 +46,8 @@ class Program:
     """One function of named-dimension tensors on a mesh, built op by op from Python."""
 
     def __init__(self, name: str = "main", mesh: Mesh | dict | None = None, layout: dict | None = None):
-        if not isinstance(name, str) or not _IDENT.match(name):
-            raise located_error(f"program name {name!r} is not an identifier")
-        self.name = name
-        self.mesh = Mesh(mesh) if isinstance(mesh, dict) else mesh
+        self.name = checks.identifier(name, "program name")
+        self.mesh = checks.mesh(mesh, "Program mesh")
         self.context = get_context()
         self._arg_names: list[str] = []
         self._result_names: list[str] = []
@@ -68,8 +64,9 @@ class Program:
             self.block = self.function.add_entry_block()
             if self.mesh is not None:
                 self.function.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(self.mesh.name)
-            if layout:
-                self.function.attributes["mtf.layout_rules"] = layout_rules_attr(layout, self.mesh)
+            rules = layout_rules_attr(layout, self.mesh)
+            if len(rules):
+                self.function.attributes["mtf.layout_rules"] = rules
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> "Program":
@@ -92,11 +89,12 @@ class Program:
         """A new argument: `name`, its dims (Dims or (name, size) pairs), element type and an
         optional layout `{dim: axes}` stated by the user (highest priority after mtf.shard)."""
         self._check_open()
-        if not isinstance(name, str) or not _IDENT.match(name):
-            raise located_error(f"argument name {name!r} is not an identifier")
+        checks.identifier(name, "argument name")
         if name in self._arg_names:
             raise located_error(f"argument '{name}' is declared twice in program '{self.name}'")
         dims = as_dims(dims, what=f"argument '{name}'")
+        dtype = checks.element_type(dtype, f"argument '{name}'")
+        layout = checks.layout(layout, f"layout of argument '{name}'", allow_free=True)
         t = self._checked_type(TensorType.make([(d.name, d.size) for d in dims], dtype), layout, f"argument '{name}'")
         with self.context:
             value = self.block.add_argument(t.to_mlir(), call_site_location())
@@ -128,7 +126,7 @@ class Program:
         self._check_open()
         if not isinstance(value, Tensor) or value.program is not self:
             raise located_error(f"result of program '{self.name}' must be a value built in it, got {value!r}")
-        name = name or f"result{len(self._results)}"
+        name = checks.optional_identifier(name, "result name") or f"result{len(self._results)}"
         if name in self._result_names:
             raise located_error(f"result '{name}' is declared twice in program '{self.name}'")
         self._results.append(value)
@@ -141,7 +139,7 @@ class Program:
         self._check_open()
         from meshir.dialect.signature import entry_function, signature
 
-        source = getattr(callee, "module", callee)
+        source = checks.module_of(callee, "the program to call")
         fn = entry_function(source, getattr(callee, "name", None))
         sig = signature(fn)
         bound = list(args) + [None] * (len(sig.arg_names) - len(args))

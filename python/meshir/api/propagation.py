@@ -3,15 +3,15 @@ every value's layout."""
 from __future__ import annotations
 
 from meshir.dialect import Mesh, MeshIRError, TensorType, get_context
+from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions, function_name, signature
 from meshir.dialect.tensor_type import format_axes
 
-
-def _module_of(obj):
-    return getattr(obj, "module", obj)
+from . import checks
 
 
+@reports_at_call_site
 def propagate(program_or_module, layout: dict | None = None):
     """A copy of the program's module in which every dim of every value has a layout.
 
@@ -21,17 +21,19 @@ def propagate(program_or_module, layout: dict | None = None):
     from meshir.transforms.propagate_sharding import PropagateShardingPass
     from meshir.transforms.propagation.layout_rules import format_rules, rules_from_python
 
-    module = _module_of(program_or_module)
+    module = checks.module_of(program_or_module, "the program to propagate")
+    layout = checks.layout(layout, "layout rules")
     with get_context():
         copy = module.operation.clone()
     PropagateShardingPass(rules=format_rules(rules_from_python(layout))).apply(copy)
     return copy
 
 
+@reports_at_call_site
 def layout_table(program_or_module) -> str:
     """Every value of every function: name, producing op, dims with layouts, and the shard
     shape one device holds."""
-    module = _module_of(program_or_module)
+    module = checks.module_of(program_or_module, "the program of mi.layout_table")
     meshes = module_meshes(module.operation)
     lines = []
     for fn in defined_functions(module):

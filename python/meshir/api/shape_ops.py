@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import builtins
 
-from meshir.dialect import TensorType
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import BroadcastOp, ConcatOp, PadOp, RenameOp, ReshapeOp, ShiftOp, SliceOp, TransposeOp
 
-from .builder import build, located_error
+from . import checks
+from .builder import build, located_error, result_type
 from .dims import as_dims
 from .tensor import Tensor
 
@@ -15,78 +16,88 @@ def _sizes(x: Tensor) -> dict[str, int]:
     return dict(zip(x.names, x.shape))
 
 
-def _free(dims) -> TensorType:
-    return TensorType.make([(d.name, d.size) for d in dims])
-
-
-def _dim_name(x: Tensor, dim, op: str) -> str:
-    name = getattr(dim, "name", dim)
-    if name not in x.names:
-        raise located_error(f"'{op}': '{name}' is not a dimension of {x.type}")
-    return name
+def _new_dims(op: str, x, dims, what: str):
+    """The result type of an op that gives `x` the dims `dims` (sizes known from x)."""
+    checks.tensor(x, f"the operand of {op}")
+    out = as_dims(dims, _sizes(x), what)
+    return result_type(op, [(d.name, d.size) for d in out], x.dtype)
 
 
 def broadcast(x: Tensor, dims) -> Tensor:
     """Add dims (replicating values) and/or reorder: the result has exactly `dims`."""
-    out = as_dims(dims, _sizes(x), "broadcast dims")
-    return build(BroadcastOp, _free(out).with_element_type(x.dtype), [x])
+    return build(BroadcastOp, _new_dims("mtf.broadcast", x, dims, "broadcast dims"), [x])
 
 
 def reshape(x: Tensor, dims) -> Tensor:
     """Reinterpret the row-major elements as `dims` (merge or split names)."""
-    out = as_dims(dims, _sizes(x), "reshape dims")
-    return build(ReshapeOp, _free(out).with_element_type(x.dtype), [x])
+    return build(ReshapeOp, _new_dims("mtf.reshape", x, dims, "reshape dims"), [x])
 
 
 def rename(x: Tensor, old, new=None) -> Tensor:
     """Rename dims: `rename(x, "a", "b")` or `rename(x, {"a": "b", ...})`."""
-    mapping = old if isinstance(old, dict) else {old: new}
-    mapping = {getattr(k, "name", k): getattr(v, "name", v) for k, v in mapping.items()}
-    for k in mapping:
-        _dim_name(x, k, "mtf.rename")
-    dims = [(mapping.get(n, n), s) for n, s in zip(x.names, x.shape)]
-    return build(RenameOp, TensorType.make(dims, x.dtype), [x])
+    checks.tensor(x, "the operand of mi.rename")
+    if isinstance(old, dict):
+        if new is not None:
+            raise located_error(f"'mtf.rename': give a mapping or (old, new), not both (new={new!r})", MeshIRTypeError)
+        pairs = list(old.items())
+    else:
+        pairs = [(old, new)]
+    mapping = {}
+    for k, v in pairs:
+        mapping[checks.dim_name(k, x, "'mtf.rename'")] = checks.dim_key(v, f"'mtf.rename': the new name for {k!r}")
+    names = [mapping.get(n, n) for n in x.names]
+    for n in set(names):
+        if names.count(n) > 1:
+            renamed = ", ".join(f"'{k}' -> '{v}'" for k, v in mapping.items() if v == n)
+            raise located_error(f"'mtf.rename': {renamed} gives {x.type} the name '{n}' twice", MeshIRValueError)
+    return build(RenameOp, result_type("mtf.rename", list(zip(names, x.shape)), x.dtype), [x])
 
 
 def transpose(x: Tensor, order) -> Tensor:
     """The same dims in the order `order` (Dims or names)."""
-    out = as_dims(order, _sizes(x), "transpose order")
-    return build(TransposeOp, _free(out).with_element_type(x.dtype), [x])
+    return build(TransposeOp, _new_dims("mtf.transpose", x, order, "transpose order"), [x])
 
 
-def _resized(x: Tensor, dim: str, size: int) -> TensorType:
-    return TensorType.make([(n, size if n == dim else s) for n, s in zip(x.names, x.shape)], x.dtype)
+def _resized(op: str, x: Tensor, dim: str, size: int):
+    return result_type(op, [(n, size if n == dim else s) for n, s in zip(x.names, x.shape)], x.dtype)
 
 
 def slice(x: Tensor, dim, start: int, length: int) -> Tensor:
     """Elements [start, start + length) along `dim`."""
-    name = _dim_name(x, dim, "mtf.slice")
-    if length < 1:
-        raise located_error(f"'mtf.slice': length must be positive, got {length}")
-    return build(SliceOp, _resized(x, name, length), [x], {"dim": name, "start": int(start)})
+    checks.tensor(x, "the operand of mi.slice")
+    name = checks.dim_name(dim, x, "'mtf.slice'")
+    start = checks.integer(start, "'mtf.slice': start", minimum=0)
+    length = checks.integer(length, "'mtf.slice': length", minimum=1)
+    return build(SliceOp, _resized("mtf.slice", x, name, length), [x], {"dim": name, "start": start})
 
 
 def concat(xs, dim) -> Tensor:
     """Join tensors along `dim`; their other dims must agree."""
-    xs = list(xs)
+    xs = checks.tensors(xs, "the operands of mi.concat")
     if not xs:
-        raise located_error("'mtf.concat' needs at least one operand")
-    name = _dim_name(xs[0], dim, "mtf.concat")
+        raise located_error("'mtf.concat' needs at least one operand", MeshIRValueError)
+    name = checks.dim_name(dim, xs[0], "'mtf.concat'")
     for x in xs[1:]:
-        _dim_name(x, name, "mtf.concat")
+        checks.dim_name(name, x, "'mtf.concat'")
     total = builtins.sum(x.type.size(name) for x in xs)
-    return build(ConcatOp, _resized(xs[0], name, total), xs, {"dim": name})
+    return build(ConcatOp, _resized("mtf.concat", xs[0], name, total), xs, {"dim": name})
 
 
 def pad(x: Tensor, dim, low: int, high: int, value: float = 0.0) -> Tensor:
     """Add `low` elements before and `high` after along `dim`, filled with `value`."""
-    name = _dim_name(x, dim, "mtf.pad")
+    checks.tensor(x, "the operand of mi.pad")
+    name = checks.dim_name(dim, x, "'mtf.pad'")
+    low = checks.integer(low, "'mtf.pad': low", minimum=0)
+    high = checks.integer(high, "'mtf.pad': high", minimum=0)
+    value = checks.real(value, "'mtf.pad': value", finite=False)
     size = x.type.size(name) + low + high
-    return build(PadOp, _resized(x, name, size), [x], {"dim": name, "low": int(low), "high": int(high), "value": float(value)})
+    return build(PadOp, _resized("mtf.pad", x, name, size), [x], {"dim": name, "low": low, "high": high, "value": value})
 
 
 def shift(x: Tensor, dim, offset: int, wrap: bool = False, fill: float = 0.0) -> Tensor:
     """out[i] = x[i - offset] along `dim`; vacated places get `fill`, or wrap around."""
-    name = _dim_name(x, dim, "mtf.shift")
-    return build(ShiftOp, x.type.without_layout(), [x], {"dim": name, "offset": int(offset), "wrap": bool(wrap), "fill": float(fill)})
-
+    checks.tensor(x, "the operand of mi.shift")
+    name = checks.dim_name(dim, x, "'mtf.shift'")
+    attrs = {"dim": name, "offset": checks.integer(offset, "'mtf.shift': offset"),
+             "wrap": checks.flag(wrap, "'mtf.shift': wrap"), "fill": checks.real(fill, "'mtf.shift': fill", finite=False)}
+    return build(ShiftOp, x.type.without_layout(), [x], attrs)

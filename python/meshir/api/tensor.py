@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect import TensorType
+from meshir.dialect.diagnostics import MeshIRKeyError, MeshIRTypeError
 
 from .dims import Dim
 from .locations import located_error
@@ -36,7 +37,6 @@ class Tensor:
                 "program finished; use it inside the `with Program(...)` block")
         return self._value
 
-
     @property
     def dims(self) -> list[Dim]:
         return [Dim(d.name, d.size) for d in self.type.dims]
@@ -59,7 +59,8 @@ class Tensor:
         for d in self.dims:
             if d.name == name:
                 return d
-        raise KeyError(f"no dimension '{name}' in {self.type}")
+        raise located_error(f"no dimension {name!r} in {self.type} (dims: {', '.join(self.names) or 'none'})",
+                            MeshIRKeyError)
 
     def __repr__(self) -> str:
         if self._name is None and not (self._from_call and self.program.calls_inlined):
@@ -124,7 +125,34 @@ class Tensor:
         return _ew().not_equal(self, other)
 
     def __bool__(self):
-        raise TypeError("a MeshIR Tensor has no truth value while the program is being built")
+        raise located_error(f"{self!r} has no truth value while the program is being built (use mi.select "
+                            "or mi.where for a choice made on the devices)", MeshIRTypeError)
+
+    # Python protocols a symbolic value cannot serve: a MeshIRTypeError saying what to use.
+    def __iter__(self):
+        raise located_error(f"{self!r} is not iterable: its values exist only when the program runs", MeshIRTypeError)
+
+    def __len__(self):
+        raise located_error(f"{self!r} has no len(); use .shape or .dim(name).size", MeshIRTypeError)
+
+    def __getitem__(self, index):
+        raise located_error(f"{self!r} cannot be indexed with {index!r}; use mi.slice(x, dim, start, length) "
+                            "or mi.gather", MeshIRTypeError)
+
+    def __matmul__(self, other):
+        raise located_error(f"{self!r} @ {other!r}: MeshIR contracts by name; use mi.einsum(x, w, output=dims)",
+                            MeshIRTypeError)
+
+    __rmatmul__ = __matmul__
+
+    def __float__(self):
+        raise located_error(f"{self!r} has no Python value while the program is being built", MeshIRTypeError)
+
+    __int__ = __index__ = __complex__ = __float__
+
+    def __array__(self, *args, **kwargs):
+        raise located_error(f"{self!r} is symbolic and cannot become a NumPy array; run the program "
+                            "(mi.interpret or mi.compile) to get arrays", MeshIRTypeError)
 
 
 def _ew():

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
 from meshir.transforms.propagation.layout_rules import rules_from_attribute
 
+from . import checks
 from .builder import located_error
 from .dims import Dim
 from .grad import value_and_grad
@@ -41,19 +44,26 @@ class TrainStep:
         return {n: (t.shape, t.dtype) for n, t in zip(sig.arg_names, sig.arg_types) if n in wanted}
 
 
+@reports_at_call_site
 def train_step(loss_program, optimizer, params=None, name: str = "train_step") -> TrainStep:
     """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
     (argument names; default: every float argument)."""
     check_optimizer(optimizer)
-    module = loss_program.module
+    module = checks.module_of(loss_program, "the loss program of mi.train_step")
+    name = checks.identifier(name, "the name of the training step")
     fn = entry_function(module)
     sig = signature(fn)
     mesh = function_mesh(fn, module_meshes(module.operation))
     floats = [n for n, t in zip(sig.arg_names, sig.arg_types) if t.is_float]
-    params = tuple(floats if params is None else params)
+    params = tuple(floats if params is None else checks.sequence([params] if isinstance(params, str) else params,
+                                                                 "params of mi.train_step"))
     for p in params:
+        if not isinstance(p, str):
+            raise located_error(f"train_step: params must be argument names, got {checks.describe(p)}",
+                                MeshIRTypeError)
         if p not in sig.arg_names:
-            raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})")
+            raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
+                                MeshIRValueError)
     gradient = value_and_grad(loss_program, wrt=list(params))
     rules = rules_from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}
@@ -82,7 +92,11 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step") -
     return TrainStep(prog, params, state_names)
 
 
+@reports_at_call_site
 def init_optimizer_state(step: TrainStep) -> dict[str, np.ndarray]:
     """Zero optimizer state for every parameter, by argument name."""
+    if not isinstance(step, TrainStep):
+        raise located_error(f"init_optimizer_state needs the TrainStep of mi.train_step, got {checks.describe(step)}",
+                            MeshIRTypeError)
     return {n: np.zeros(shape, dtype) for n, (shape, dtype) in step.state_shapes().items()}
 

@@ -15,11 +15,13 @@ import math
 import os
 from pathlib import Path
 
-from meshir.dialect import Mesh, MeshIRError, TensorType
+from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError, TensorType
+from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions, function_name, signature
 from meshir.dialect.tensor_type import format_axes
 
+from . import checks
 from .propagation import layout_table, propagate
 
 #: At most this many panels in one picture (the rest are listed as left out).
@@ -27,6 +29,7 @@ MAX_PANELS = 64
 _COLUMNS = 4
 
 
+@reports_at_call_site
 def visualize(prog_or_exe, path: str | os.PathLike | None = None, *, layout: dict | None = None,
               every_value: bool = False, show: bool = True) -> str:
     """Print and return the table of every value's layout; with `path`, also draw the tensors'
@@ -36,6 +39,9 @@ def visualize(prog_or_exe, path: str | os.PathLike | None = None, *, layout: dic
     with `layout` rules added) or an Executable from `mi.compile` (the layouts it runs with).
     `every_value`: draw every value, not only arguments and results. `show=False`: do not print.
     """
+    layout = checks.layout(layout, "layout rules")
+    every_value = checks.flag(every_value, "every_value")
+    show = checks.flag(show, "show")
     module = _laid_out_module(prog_or_exe, layout)
     table = layout_table(module)
     if path is not None:
@@ -50,11 +56,12 @@ def _laid_out_module(obj, layout):
     partitioned = getattr(obj, "partitioned_module", None)
     if partitioned is not None:  # an Executable: the layouts it was compiled with
         if layout:
-            raise MeshIRError("visualize: an Executable's layouts are fixed; pass layout= to mi.compile instead")
+            raise MeshIRValueError(f"visualize: an Executable's layouts are fixed; pass layout={layout} to mi.compile "
+                                   "instead")
         return partitioned
     module = getattr(obj, "module", obj)
     if not hasattr(module, "operation"):
-        raise MeshIRError(f"visualize: expected a Program, a module or an Executable, got {type(obj).__name__}")
+        raise MeshIRTypeError(f"visualize: expected a Program, a module or an Executable, got {checks.describe(obj)}")
     meshes = module_meshes(module.operation)
     if layout or any(function_mesh(fn, meshes) is not None for fn in defined_functions(module)):
         return propagate(module, layout=layout)
@@ -64,7 +71,9 @@ def _laid_out_module(obj, layout):
 # -- the output path ---------------------------------------------------------------------------
 def _checked_path(path) -> Path:
     if not isinstance(path, (str, os.PathLike)):
-        raise MeshIRError(f"visualize: path must be a file name (str or PathLike), got {type(path).__name__}")
+        raise MeshIRTypeError(f"visualize: path must be a file name (str or PathLike), got {checks.describe(path)}")
+    if not str(path):
+        raise MeshIRValueError("visualize: path '' is empty; give a file name like layouts.png")
     target = Path(path)
     if target.is_dir():
         raise MeshIRError(f"visualize: cannot write '{target}': it is a directory; give a file name like layouts.png")
