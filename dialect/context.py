@@ -4,7 +4,8 @@ from __future__ import annotations
 from meshir._jax_private import ir, new_context
 
 from . import ops  # noqa: F401  (registers the op classes)
-from .diagnostics import Diagnostic
+from .call_site import reports_at_call_site
+from .diagnostics import Diagnostic, MeshIRTypeError
 from .nesting import nesting_problem
 
 _CONTEXT: ir.Context | None = None
@@ -18,6 +19,7 @@ def get_context() -> ir.Context:
     return _CONTEXT
 
 
+@reports_at_call_site
 def parse_module(text: str, source_name: str = "-"):
     """Parse MLIR text into a `builtin.module` op; return (module, []) or (None, diagnostics).
 
@@ -26,6 +28,9 @@ def parse_module(text: str, source_name: str = "-"):
     (with several top-level ops, columns on line 1 are then off by 8). Text nested deeper
     than nesting.MAX_NESTING is refused unparsed.
     """
+    for what, value in (("text", text), ("source_name", source_name)):
+        if not isinstance(value, str):
+            raise MeshIRTypeError(f"parse_module: {what} must be a str, got {type(value).__name__} {value!r:.60}")
     ctx = get_context()
     with ctx:
         too_deep = nesting_problem(text)

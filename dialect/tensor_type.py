@@ -26,6 +26,8 @@ import numpy as np
 
 from meshir._jax_private import ir
 
+from .diagnostics import MeshIRValueError
+
 #: Partial reduction -> keyword in the type text.
 PARTIAL_KEYWORDS = {"sum": "partial", "max": "partial_max", "min": "partial_min"}
 
@@ -49,8 +51,9 @@ _SIZE = re.compile(r"[0-9]+")
 _PREFIX = "!mtf.tensor<"
 
 
-class TypeSyntaxError(ValueError):
-    """Malformed type text; `column` is 1-based within `text`."""
+class TypeSyntaxError(MeshIRValueError):
+    """Malformed type text; `column` is 1-based within `text`. (A MeshIRError: users reach it
+    through TensorType.parse.)"""
 
     def __init__(self, text: str, column: int, expected: str):
         self.text, self.column, self.expected = text, column, expected
@@ -61,7 +64,7 @@ class TypeSyntaxError(ValueError):
         return f"{self}\n  {self.text}\n  {' ' * (self.column - 1)}^"
 
 
-class TypeContentError(ValueError):
+class TypeContentError(MeshIRValueError):
     """Well-formed text describing an impossible type (a name twice, an axis twice...)."""
 
 

@@ -6,7 +6,7 @@ import difflib
 
 from meshir._jax_private import ir
 
-from .diagnostics import Diagnostic, MeshIRError, VerifyError, raise_diagnostics
+from .diagnostics import Diagnostic, MeshIRError, MeshIRTypeError, VerifyError, raise_diagnostics
 from .mesh import Mesh, function_mesh, module_meshes
 from .ops.base import OP_CLASSES, check_type_on_mesh
 from .tensor_type import TensorType, TypeContentError, TypeSyntaxError
@@ -14,7 +14,9 @@ from .tensor_type import TensorType, TypeContentError, TypeSyntaxError
 
 def verify_module(module) -> list[Diagnostic]:
     """All diagnostics for `module` (a builtin.module op or ir.Module); empty when it is valid."""
-    module_op = module.operation
+    module_op = getattr(module, "operation", None)
+    if module_op is None:
+        raise MeshIRTypeError(f"expected a builtin.module op or an ir.Module, got {type(module).__name__} {module!r:.60}")
     try:
         module_op.verify()
     except ir.MLIRError as e:

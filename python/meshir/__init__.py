@@ -29,6 +29,10 @@ from meshir.dialect import (  # noqa: F401,E402
 
 __version__ = "0.1.0"
 
+# Checking a module from Python: its errors without an IR location point at the caller.
+check_module = _reports_at_call_site(check_module)
+verify_module = _reports_at_call_site(verify_module)
+
 # CPU meshes of up to 8 devices without setup: configure jax's CPU device count now, before
 # user code can start the backend with one device (starts nothing; a user's setting wins).
 from meshir.lowering.runtime.devices import ensure_cpu_devices as _ensure_cpu_devices  # noqa: E402

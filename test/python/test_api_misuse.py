@@ -269,6 +269,10 @@ MISUSES = [
     M("interpret-function-unknown", lambda w: mi.interpret(w.prog, function="nope", **G), "@nope"),
     M("interpret-function-int", lambda w: mi.interpret(w.prog, function=3, **G), "int 3", kind=E_TYPE),
     M("interpret-deleted-array", lambda w: mi.interpret(w.prog, **dict(G, x=w.deleted())), "'x'", "deleted"),
+    M("parse-module-int", lambda w: mi.parse_module(42), "int 42", kind=E_TYPE),
+    M("parse-module-source-none", lambda w: mi.parse_module("module {}", None), "None", kind=E_TYPE),
+    M("verify-module-none", lambda w: mi.verify_module(None), "None", kind=E_TYPE),
+    M("check-module-text", lambda w: mi.check_module("module {}"), "'module {}'", kind=E_TYPE),
     # -- propagation, tables, pictures -------------------------------------------------------
     M("propagate-layout-int", lambda w: mi.propagate(w.prog, layout={"b": 3}), "int 3", kind=E_TYPE),
     M("propagate-text", lambda w: mi.propagate("prog"), "'prog'", kind=E_TYPE),
