@@ -58,6 +58,8 @@ class Mesh:
                 raise MeshIRValueError(f"mesh axis name {axis!r} is not an identifier")
             if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
                 raise MeshIRValueError(f"mesh axis '{axis}' has size {size!r}; sizes must be positive integers")
+        if math.prod(int(s) for _, s in items) >= 2**63:
+            raise MeshIRValueError(f"mesh {dict(items)} has more devices than int64 can count")
         names = [a for a, _ in items]
         if len(set(names)) != len(names):
             raise MeshIRValueError(f"mesh axis names repeat: {names}")

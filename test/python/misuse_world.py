@@ -20,7 +20,8 @@ B, D, N = mi.Dim("b", 8), mi.Dim("d", 4), mi.Dim("n", 2)
 class World:
     """Objects to misuse. `prog` is a finished loss program x[b,d], w[d,n], ids[b]:i32 ->
     loss (scalar f32); `x`, `w`, `ids` its (finished) argument Tensors; `exe` it compiled;
-    `step_exe` a donating SGD training step of it."""
+    `step_exe` a donating SGD training step of it; `two_functions` a module of two public
+    functions @f and @g (a -> a, on b=8)."""
 
     def __init__(self):
         self.mesh = mi.Mesh({"x": 4, "y": 2})
@@ -36,6 +37,10 @@ class World:
                      "w": rng.standard_normal((4, 2)).astype(np.float32), "ids": np.arange(8, dtype=np.int32)}
         self.step = mi.train_step(prog, mi.SGD(0.1, momentum=0.9), params=["w"])
         self.step_exe = mi.compile(self.step, layout={"b": "x"}, donate=True)
+        t = "!mtf.tensor<b=8, f32>"
+        self.two_functions, _ = mi.parse_module(
+            f"func.func @f(%a: {t}) -> {t} {{ func.return %a : {t} }}\n"
+            f"func.func @g(%a: {t}) -> {t} {{ func.return %a : {t} }}", "two.mlir")
 
     def inside(self, fn):
         """Call fn(prog, t) inside an open Program on the mesh; `t` has Tensors x[b,d], y[b,d]

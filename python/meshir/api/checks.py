@@ -15,6 +15,7 @@ import numpy as np
 from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError
 from meshir.dialect.element_types import element_type_name
 from meshir.dialect.mesh import valid_name
+from meshir.dialect.tensor_type import format_axes
 
 from .locations import located_error
 
@@ -159,6 +160,23 @@ def layout(x, what: str, allow_free: bool = False, optional: bool = True) -> dic
             out[name] = None
         else:
             out[name] = axes(value, f"{what}: the value for '{name}'")
+    return out
+
+
+def rules(x, meshes, what: str = "layout rules") -> dict:
+    """Mesh-TensorFlow layout rules `{dim: axes}` whose axes exist, each once, on every mesh
+    in `meshes` (None: no mesh). Checked here so that the error points at the call that
+    gave the rules, in the words of the propagation pass."""
+    out = layout(x, what)
+    for mesh in meshes:
+        for dim, axes in out.items():
+            for a in axes:
+                if mesh is None or a not in mesh.shape:
+                    raise located_error(f"layout rule for '{dim}' names unknown mesh axis '{a}' "
+                                        f"({mesh.format_axes() if mesh else 'no mesh'})", MeshIRValueError)
+            if len(set(axes)) != len(axes):
+                raise located_error(f"layout rule for '{dim}' names a mesh axis twice: {format_axes(axes)}",
+                                    MeshIRValueError)
     return out
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import threading
 
 from meshir._jax_private import func, ir
-from meshir.dialect import Mesh, TensorType, check_module, get_context
+from meshir.dialect import Mesh, MeshIRValueError, TensorType, check_module, get_context
+from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh
 from meshir.dialect.signature import NAME_ATTR
+from meshir.dialect.tensor_type import TypeContentError
 
 from . import checks
 from .builder import located_error
@@ -34,10 +36,7 @@ def current_program() -> "Program":
 def layout_rules_attr(layout: dict, mesh: Mesh | None) -> ir.DictAttr:
     """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist."""
     entries = {}
-    for dim, axes in checks.layout(layout, "layout rules").items():
-        for a in axes:
-            if mesh is None or a not in mesh.shape:
-                raise located_error(f"layout rule for '{dim}' names unknown mesh axis '{a}' (mesh: {mesh or 'none'})")
+    for dim, axes in checks.rules(layout, [mesh] if layout else []).items():
         entries[dim] = ir.ArrayAttr.get([ir.StringAttr.get(a) for a in axes])
     return ir.DictAttr.get(entries)
 
@@ -95,7 +94,11 @@ class Program:
         dims = as_dims(dims, what=f"argument '{name}'")
         dtype = checks.element_type(dtype, f"argument '{name}'")
         layout = checks.layout(layout, f"layout of argument '{name}'", allow_free=True)
-        t = self._checked_type(TensorType.make([(d.name, d.size) for d in dims], dtype), layout, f"argument '{name}'")
+        try:
+            t = TensorType.make([(d.name, d.size) for d in dims], dtype)
+        except TypeContentError as e:
+            raise located_error(f"argument '{name}': {e}", MeshIRValueError) from None
+        t = self._checked_type(t, layout, f"argument '{name}'")
         with self.context:
             value = self.block.add_argument(t.to_mlir(), call_site_location())
         self._arg_names.append(name)
@@ -132,6 +135,7 @@ class Program:
         self._results.append(value)
         self._result_names.append(name)
 
+    @reports_at_call_site
     def call(self, callee, *args, **kwargs) -> tuple[Tensor, ...]:
         """Call another program's entry function (a Program, a gradient program or a module)
         on Tensors of this one, by position or argument name; returns its results. The
@@ -140,7 +144,7 @@ class Program:
         from meshir.dialect.signature import entry_function, signature
 
         source = checks.module_of(callee, "the program to call")
-        fn = entry_function(source, getattr(callee, "name", None))
+        fn = entry_function(source, None if hasattr(callee, "operation") else getattr(callee, "name", None))
         sig = signature(fn)
         bound = list(args) + [None] * (len(sig.arg_names) - len(args))
         for name, value in kwargs.items():
