@@ -14,7 +14,7 @@ config.name = "MeshIR"
 # lit's internal shell: lit >= 23 refuses ShTest(True) (external shell) without a force flag.
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["python", "Output", "lit.cfg.py"]
+config.excludes = ["python", "fuzz", "Output", "lit.cfg.py"]  # fuzz/corpus: replayed by pytest
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = os.path.join(config.test_source_root, "Output")  # git-ignored
 

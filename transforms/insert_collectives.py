@@ -56,6 +56,11 @@ class InsertCollectivesPass(ModulePass):
         raise_diagnostics(verify_partitioned(module_op))
 
 
+def is_mtf_value(value) -> bool:
+    t = value.type
+    return t.typeid == ir.OpaqueType.static_typeid and ir.OpaqueType(t).dialect_namespace == "mtf"
+
+
 def _type(value) -> TensorType:
     return TensorType.from_mlir(value.type)
 
@@ -116,7 +121,7 @@ class _FunctionRewriter:
     # -- per op ----------------------------------------------------------------------------
     def _rewrite_return(self, op) -> None:
         for k, v in enumerate(op.operation.operands):
-            if _type(v).partial:
+            if is_mtf_value(v) and _type(v).partial:  # a function may also return plain tensors
                 op.operation.operands[k] = self._reduced(v, op, op.location)
 
     def _rewrite_shard(self, op) -> None:

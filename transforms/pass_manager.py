@@ -15,7 +15,8 @@ from typing import Callable
 
 from meshir._jax_private import ir, passmanager
 from meshir.dialect.context import get_context, mlir_error_diagnostics
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError, VerifyError
+from meshir.dialect.verifier import verify_module
 
 from .pipeline_syntax import PipelineElement, parse_pipeline
 from .registry import PASSES, ModulePass, PassOptionError, did_you_mean
@@ -129,8 +130,14 @@ def _meshir_pass(instance: ModulePass, failures: list[Diagnostic]):
     def run(op, pass_) -> None:
         try:
             instance.apply(op)
-        except MeshIRError as e:
-            failures.extend(e.diagnostics or [Diagnostic(op.location, f"pass '{instance.NAME}' failed: {e}")])
+        except (MeshIRError, VerifyError) as e:
+            # An error without a location may come from IR the verifier would have refused
+            # (meshir-opt --mlir-very-unsafe-disable-verifier-on-parsing): then report what
+            # the verifier says, located. A bare VerifyError on verified IR is a bug: re-raise.
+            diagnostics = getattr(e, "diagnostics", ()) or verify_module(op)
+            if not diagnostics and not isinstance(e, MeshIRError):
+                raise
+            failures.extend(diagnostics or [Diagnostic(op.location, f"pass '{instance.NAME}' failed: {e}")])
             pass_.signal_pass_failure()
 
     return run

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.nesting import MAX_NESTING
 
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _CLOSING = {"{": "}", "(": ")", '"': '"', "'": "'"}
@@ -75,6 +76,7 @@ def parse_pipeline(text: str) -> tuple[PipelineElement, ...]:
 class _Parser:
     def __init__(self, text: str):
         self.text, self.pos = text, 0
+        self.depth = 0  # nested pipelines open at pos (recursion: bounded by MAX_NESTING)
 
     def fail(self, message: str, pos: int | None = None):
         raise PipelineError(message, self.text, (self.pos if pos is None else pos) + 1)
@@ -108,8 +110,12 @@ class _Parser:
         if self.peek("{"):
             options = self.options(self.braced())
         elif self.peek("("):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                self.fail(f"pipeline nested deeper than {MAX_NESTING} levels")
             self.pos += 1
             children = self.pipeline(closing=")")
+            self.depth -= 1
             if not self.peek(")"):
                 self.fail("expected ',' or ')'" if self.pos < len(self.text) else "unbalanced '(': expected ')'")
             self.pos += 1

@@ -1,10 +1,12 @@
-"""What upstream Shardy passes need of the IR before MeshIR hands it to them.
+"""What upstream passes need of the IR before MeshIR hands it to them.
 
-Shardy's passes in jaxlib 0.10.2 do not diagnose some inputs; they crash the process instead:
-most `sdy-*` passes segfault on a function declaration (a `func.func` without a body), and the
-propagation and export passes abort with "Failed to lookup function: main" on a module without
-a defined function. MeshIR checks these preconditions in a guard pass right before the Shardy
-pass runs (earlier passes may have changed the IR) and reports a located error instead.
+Some upstream passes in jaxlib 0.10.2 do not diagnose some inputs; they crash the process
+instead: most `sdy-*` passes segfault on a function declaration (a `func.func` without a body),
+Shardy's propagation and export abort with "Failed to lookup function: main" on a module
+without a function named main or exactly one function, and `inline` segfaults on an unregistered op with a region (MLIR
+cannot tell whether such an op is a call or a callable). MeshIR checks these preconditions in
+a guard pass right before the upstream pass runs (earlier passes may have changed the IR) and
+reports a located error instead (found by test/fuzz).
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from meshir.dialect.signature import function_name
 
 from .pipeline_syntax import PipelineElement
 
-#: Shardy passes that abort on a module without any function that has a body.
-NEEDS_A_DEFINED_FUNCTION = frozenset({
+#: Shardy passes that abort ("Failed to lookup function: main") unless the module has a
+#: function named main or exactly one function.
+NEEDS_MAIN = frozenset({
     "sdy-propagation-pipeline",
     "sdy-export-pipeline",
     "sdy-basic-propagate",
@@ -22,8 +25,8 @@ NEEDS_A_DEFINED_FUNCTION = frozenset({
     "sdy-op-priority-propagate",
     "sdy-user-priority-propagate",
 })
-#: Shardy passes seen to work on an empty module; any other `sdy-*` pass is assumed to need a function.
-SAFE_ON_EMPTY_MODULE = frozenset({
+#: Shardy passes seen to work without main; any other `sdy-*` pass is assumed to need one.
+SAFE_WITHOUT_MAIN = frozenset({
     "sdy-import-pipeline",
     "sdy-add-data-flow-edges",
     "sdy-lift-inlined-meshes",
@@ -35,15 +38,23 @@ SAFE_ON_EMPTY_MODULE = frozenset({
 })
 
 
+#: Upstream passes that crash on an unregistered op with a region.
+NEEDS_REGISTERED_REGION_OPS = frozenset({"inline"})
+
+
 def is_shardy_pass(name: str) -> bool:
     return name.startswith("sdy-")
 
 
+def is_guarded(name: str) -> bool:
+    return is_shardy_pass(name) or name in NEEDS_REGISTERED_REGION_OPS
+
+
 def guarded_passes(element: PipelineElement, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
-    """(anchor path, pass name) of every Shardy pass in `element`; the path lists the op names
+    """(anchor path, pass name) of every guarded pass in `element`; the path lists the op names
     of the nested pipelines around the pass (empty: it runs on the top-level module)."""
     if element.children is None:
-        return [(path, element.name)] if is_shardy_pass(element.name) else []
+        return [(path, element.name)] if is_guarded(element.name) else []
     inner = path + (element.name,)
     return [found for child in element.children for found in guarded_passes(child, inner)]
 
@@ -53,20 +64,21 @@ def guard_problems(module_op, passes: list[tuple[tuple[str, ...], str]]) -> list
     diags: list[Diagnostic] = []
     for path, name in passes:
         for target in _anchored(module_op.operation, path):
+            if name in NEEDS_REGISTERED_REGION_OPS:
+                diags += _unregistered_region_ops(target, name)
+                continue
             declarations = _declarations(target, name)
             diags += declarations
             if declarations or target.name == "func.func":
                 continue
-            if _needs_function(name) and not _has_defined_function(target):
-                diags.append(Diagnostic(target.location, (
-                    f"Shardy pass '{name}' needs a function with a body in this '{target.name}' "
-                    f"(Shardy aborts on a module without one)")))
+            if _needs_main(name):
+                diags += _main_problem(target, name)
     unique = {str(d): d for d in diags}  # a pass named twice reports once
     return list(unique.values())
 
 
-def _needs_function(name: str) -> bool:
-    return name in NEEDS_A_DEFINED_FUNCTION or name not in SAFE_ON_EMPTY_MODULE
+def _needs_main(name: str) -> bool:
+    return name in NEEDS_MAIN or name not in SAFE_WITHOUT_MAIN
 
 
 def _anchored(top, path: tuple[str, ...]) -> list:
@@ -78,20 +90,47 @@ def _anchored(top, path: tuple[str, ...]) -> list:
     return ops
 
 
-def _declarations(target, name: str) -> list[Diagnostic]:
-    """An error for each function declaration at or under `target` (walked without recursion)."""
-    diags, stack = [], [target]
+def _walk(target) -> list:
+    """`target` and every op nested in it (without recursion: nesting may be deep)."""
+    found, stack = [], [target]
     while stack:
         op = stack.pop()
-        if op.name == "func.func" and not len(op.regions[0].blocks):
-            symbol = function_name(op)
-            diags.append(Diagnostic(op.location, (
-                f"'func.func' op @{symbol} is a declaration (no body): Shardy pass '{name}' "
-                f"needs every function to have a body; define @{symbol} or remove it")))
-        stack.extend(child.operation for region in op.regions for block in region.blocks for child in block.operations)
-    return diags
+        found.append(op)
+        children = [child.operation for region in op.regions for block in region.blocks for child in block.operations]
+        stack.extend(reversed(children))  # in textual order
+    return found
 
 
-def _has_defined_function(target) -> bool:
-    return any(op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
-               for region in target.regions for block in region.blocks for op in block.operations)
+def _declarations(target, name: str) -> list[Diagnostic]:
+    """An error for each function declaration at or under `target`."""
+    return [
+        Diagnostic(op.location, (
+            f"'func.func' op @{function_name(op)} is a declaration (no body): Shardy pass '{name}' "
+            f"needs every function to have a body; define @{function_name(op)} or remove it"))
+        for op in _walk(target) if op.name == "func.func" and not len(op.regions[0].blocks)
+    ]
+
+
+def _unregistered_region_ops(target, name: str) -> list[Diagnostic]:
+    """An error for each op of an unregistered dialect that has regions, at or under `target`."""
+    context = target.context
+    return [
+        Diagnostic(op.location, (
+            f"'{op.name}' op is unregistered and has regions: upstream pass '{name}' cannot "
+            f"run on it (it would crash)"))
+        for op in _walk(target) if len(op.regions) and not context.is_registered_operation(op.name)
+    ]
+
+
+def _main_problem(target, name: str) -> list[Diagnostic]:
+    """Shardy's propagation takes the module's `main`, or its only function; anything else aborts."""
+    children = [op.operation for region in target.regions for block in region.blocks for op in block.operations]
+    if any(op.name == "func.func" and function_name(op) == "main" for op in children):
+        return []
+    functions = [op for op in _walk(target) if op.name == "func.func"]
+    if len(functions) == 1:
+        return []
+    found = ", ".join("@" + function_name(f) for f in functions[:5]) or "none"
+    return [Diagnostic(target.location, (
+        f"Shardy pass '{name}' needs a function named @main or exactly one function in this "
+        f"'{target.name}' (Shardy aborts otherwise); found {len(functions)}: {found}"))]

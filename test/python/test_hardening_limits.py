@@ -42,3 +42,16 @@ def test_parse_refuses_nesting_beyond_the_limit_located():
     assert module is None
     assert diags[0].file_line_col == ("deep.mlir", 2, 8 * MAX_NESTING + 8)
     assert f"deeper than {MAX_NESTING} levels" in diags[0].message
+
+
+def test_pipeline_nesting_beyond_the_limit_is_a_located_error(monkeypatch, capsys):
+    import io
+
+    from meshir.cli.opt import main
+
+    depth = MAX_NESTING + 100
+    monkeypatch.setattr(sys, "stdin", io.StringIO("module {}\n"))
+    assert main(["--pass-pipeline=" + "builtin.module(" * depth + "cse" + ")" * depth]) == 1
+    err = capsys.readouterr().err
+    assert f"<pass-pipeline>:1:{15 * MAX_NESTING + 15}: error: pipeline nested deeper than {MAX_NESTING} levels" in err
+    assert "internal error" not in err

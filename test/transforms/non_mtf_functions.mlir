@@ -12,3 +12,4 @@ func.func @plain_stablehlo(%a: tensor<8xf32>) -> tensor<8xf32> {
 }
 // CHECK: func.func private @plain_declaration(tensor<8xf32>) -> tensor<8xf32>
 func.func private @plain_declaration(%a: tensor<8xf32>) -> tensor<8xf32>
+
