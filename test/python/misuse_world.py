@@ -121,10 +121,12 @@ def names_value(message: str, value) -> bool:
     forms = {repr(value)[:30], str(value)[:30], type(value).__name__}
     if isinstance(value, float) and math.isnan(value):
         forms.add("nan")
+    if isinstance(value, np.ndarray):  # an array is named by its shape or dtype too
+        forms |= {str(value.shape), value.dtype.name}
     if any(f and f in message for f in forms):
         return True
-    if isinstance(value, (list, tuple, dict)):
-        items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    if isinstance(value, (list, tuple, dict, np.ndarray)):
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)[:8]
         return any(names_value(message, item) for item in items)
     return False
 
@@ -160,7 +162,7 @@ def is_mesh_spec(v) -> bool:
     """A well-formed mesh description: {axis: size}, (axis, size) pairs or "" (no axes)."""
     if isinstance(v, dict):
         v = list(v.items())
-    return v == "" or (isinstance(v, (list, tuple)) and all(
+    return (isinstance(v, str) and not v.strip()) or (isinstance(v, (list, tuple)) and all(
         isinstance(p, (list, tuple)) and len(p) == 2 and is_identifier(p[0]) and is_count(p[1]) for p in v))
 
 

@@ -207,4 +207,6 @@ def optional_name(x, what: str) -> str | None:
     """An optional name that need not be an identifier (function and result names)."""
     if x is not None and not isinstance(x, str):
         raise _type_error(what, "a name (str) or None", x)
+    if x == "":
+        raise located_error(f"{what} must be a name or None, got ''", MeshIRValueError)
     return x

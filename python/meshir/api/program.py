@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from meshir._jax_private import func, ir
-from meshir.dialect import Mesh, MeshIRValueError, TensorType, check_module, get_context
+from meshir.dialect import Mesh, MeshIRTypeError, MeshIRValueError, TensorType, check_module, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh
 from meshir.dialect.signature import NAME_ATTR
@@ -23,6 +23,7 @@ from .locations import call_site_location
 from .tensor import Tensor
 
 _current = threading.local()
+_MISSING = object()  # an argument of Program.call not given (None is a value, and refused as one)
 
 
 def current_program() -> "Program":
@@ -146,12 +147,16 @@ class Program:
         source = checks.module_of(callee, "the program to call")
         fn = entry_function(source, None if hasattr(callee, "operation") else getattr(callee, "name", None))
         sig = signature(fn)
-        bound = list(args) + [None] * (len(sig.arg_names) - len(args))
+        bound = list(args) + [_MISSING] * (len(sig.arg_names) - len(args))
         for name, value in kwargs.items():
             if name not in sig.arg_names:
-                raise located_error(f"@{sig.function} has no argument '{name}' (arguments: {', '.join(sig.arg_names)})")
+                raise located_error(f"@{sig.function} has no argument '{name}' (arguments: {', '.join(sig.arg_names)})",
+                                    MeshIRTypeError)
+            if bound[sig.arg_names.index(name)] is not _MISSING:
+                raise located_error(f"call of @{sig.function}: argument '{name}' is given twice (by position and by name)",
+                                    MeshIRTypeError)
             bound[sig.arg_names.index(name)] = value
-        missing = [n for n, v in zip(sig.arg_names, bound) if v is None]
+        missing = [n for n, v in zip(sig.arg_names, bound) if v is _MISSING]
         if missing or len(args) > len(sig.arg_names):
             raise located_error(f"call of @{sig.function}: missing arguments {missing}" if missing
                                 else f"call of @{sig.function}: {len(args)} arguments for {len(sig.arg_names)}")

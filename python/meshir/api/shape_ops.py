@@ -75,7 +75,7 @@ def concat(xs, dim) -> Tensor:
     """Join tensors along `dim`; their other dims must agree."""
     xs = checks.tensors(xs, "the operands of mi.concat")
     if not xs:
-        raise located_error("'mtf.concat' needs at least one operand", MeshIRValueError)
+        raise located_error(f"'mtf.concat' needs at least one operand, got {xs!r}", MeshIRValueError)
     name = checks.dim_name(dim, xs[0], "'mtf.concat'")
     for x in xs[1:]:
         checks.dim_name(name, x, "'mtf.concat'")
