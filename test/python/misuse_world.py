@@ -166,6 +166,11 @@ def is_mesh_spec(v) -> bool:
         isinstance(p, (list, tuple)) and len(p) == 2 and is_identifier(p[0]) and is_count(p[1]) for p in v))
 
 
+def is_no_layout(v) -> bool:
+    """None, {} or blank rules text: no layout at all."""
+    return v is None or (isinstance(v, dict) and not v) or (isinstance(v, str) and not v.strip())
+
+
 def is_real(v, low=-math.inf, high=math.inf) -> bool:
     """A finite real number (not a bool) in [low, high)."""
     return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import meshir as mi
-from misuse_world import (B, D, World, check_located, hostile_values, is_count, is_identifier, is_mesh_spec, is_real,
-                          names_value)
+from misuse_world import (B, D, World, check_located, hostile_values, is_count, is_identifier, is_mesh_spec,
+                          is_no_layout, is_real, names_value)
 
 E_TYPE, E_VALUE, E_KEY = TypeError, ValueError, KeyError
 
@@ -96,7 +96,7 @@ MISUSES = [
     M("argument-layout-unknown-dim", lambda w: w.inside(lambda p, t: p.argument("z", [B], layout={"q": "x"})), "'q'"),
     M("argument-layout-unknown-axis", lambda w: w.inside(lambda p, t: p.argument("z", [B], layout={"b": "z"})), "'z'"),
     M("argument-layout-indivisible", lambda w: w.inside(lambda p, t: p.argument("z", [("b", 6)], layout={"b": "x"})), "'b'"),
-    M("argument-layout-text", lambda w: w.inside(lambda p, t: p.argument("z", [B], layout="x")), "str 'x'", kind=E_TYPE),
+    M("argument-layout-text", lambda w: w.inside(lambda p, t: p.argument("z", [B], layout="x")), "'x'", kind=E_VALUE),
     M("argument-beyond-int64", lambda w: w.inside(lambda p, t: p.argument("z", [("a", 2**40), ("c", 2**40)])), "int64"),
     M("argument-twice", lambda w: w.inside(lambda p, t: p.argument("x", [B])), "'x'", "twice"),
     M("result-none", lambda w: w.inside(lambda p, t: p.result(None)), "None"),
@@ -230,7 +230,7 @@ MISUSES = [
     # -- layouts and collectives -------------------------------------------------------------
     M("shard-axis-int", lambda w: w.inside(lambda p, t: mi.shard(t.x, {"b": 3})), "int 3", kind=E_TYPE),
     M("shard-unknown-dim", lambda w: w.inside(lambda p, t: mi.shard(t.x, {"q": "x"})), "'q'"),
-    M("shard-text", lambda w: w.inside(lambda p, t: mi.shard(t.x, "x")), "str 'x'", kind=E_TYPE),
+    M("shard-text", lambda w: w.inside(lambda p, t: mi.shard(t.x, "x")), "'x'", kind=E_VALUE),
     M("shard-unknown-axis", lambda w: w.inside(lambda p, t: mi.shard(t.x, {"b": "z"})), "'z'"),
     M("all-reduce-reduction", lambda w: w.inside(lambda p, t: mi.all_reduce(t.x, "x", reduction="mean")), "'mean'"),
     M("all-reduce-axes-int", lambda w: w.inside(lambda p, t: mi.all_reduce(t.x, 3)), "int 3", kind=E_TYPE),
@@ -243,7 +243,11 @@ MISUSES = [
     M("compile-int", lambda w: mi.compile(42), "int 42", kind=E_TYPE),
     M("compile-none", lambda w: mi.compile(None), "None", kind=E_TYPE),
     M("compile-layout-int", lambda w: mi.compile(w.prog, layout={"b": 3}), "int 3", kind=E_TYPE),
-    M("compile-layout-text", lambda w: mi.compile(w.prog, layout="b:x"), "'b:x'", kind=E_TYPE),
+    M("compile-rules-text-trailing-comma", lambda w: mi.compile(w.prog, layout="b:x,"), "'b:x,'", kind=E_VALUE),
+    M("compile-rules-text-twice", lambda w: mi.compile(w.prog, layout="b:x,b:y"), "'b' twice", kind=E_VALUE),
+    M("compile-rules-text-no-axis", lambda w: mi.compile(w.prog, layout="b:"), "'b:'", kind=E_VALUE),
+    M("compile-rules-text-semicolon", lambda w: mi.compile(w.prog, layout="b:x; d:y"), "'b:x; d:y'", kind=E_VALUE),
+    M("program-rules-text-unknown-axis", lambda w: mi.Program("p", w.mesh, layout="b:z"), "'z'", kind=E_VALUE),
     M("compile-mode", lambda w: mi.compile(w.prog, mode="fast"), "'fast'", kind=E_VALUE),
     M("compile-mode-none", lambda w: mi.compile(w.prog, mode=None), "None", kind=E_TYPE),
     M("compile-mesh-text", lambda w: mi.compile(w.prog, mesh="x=4,y"), "'y'", kind=E_VALUE),
@@ -353,9 +357,11 @@ def test_numpy_dtypes_and_their_names_are_accepted(world):
     assert world.inside(lambda p, t: mi.constant(1, [D], dtype=np.int32).dtype) == "i32"
 
 
-def test_mesh_text_form():
+def test_text_forms_of_meshes_and_layout_rules(world):
     assert mi.Mesh("x=4, y=2") == mi.Mesh({"x": 4, "y": 2})
     assert mi.Mesh([("x", np.int64(2))]).shape == {"x": 2}
+    as_text = mi.propagate(world.prog, layout="b:x, d:(y)")
+    assert str(as_text) == str(mi.propagate(world.prog, layout={"b": "x", "d": ("y",)}))
 
 
 # -- hostile values in argument slots ----------------------------------------------------------
@@ -367,11 +373,11 @@ SLOTS = [
     ("Dim size", lambda w, v: mi.Dim("b", v), is_count),
     ("Program name", lambda w, v: mi.Program(v, w.mesh), is_identifier),
     ("Program mesh", lambda w, v: mi.Program("p", v), lambda v: v is None or is_mesh_spec(v)),
-    ("Program layout", lambda w, v: mi.Program("p", w.mesh, layout=v), lambda v: v is None or v == {}),
+    ("Program layout", lambda w, v: mi.Program("p", w.mesh, layout=v), is_no_layout),
     ("argument name", lambda w, v: w.inside(lambda p, t: p.argument(v, [B])), lambda v: is_identifier(v) and v not in "xy ids m s r"),
     ("argument dims", lambda w, v: w.inside(lambda p, t: p.argument("z", v)), lambda v: v == [] or v == ()),
     ("argument dtype", lambda w, v: w.inside(lambda p, t: p.argument("z", [B], dtype=v)), lambda v: False),
-    ("argument layout", lambda w, v: w.inside(lambda p, t: p.argument("z", [B], layout=v)), lambda v: v is None or v == {}),
+    ("argument layout", lambda w, v: w.inside(lambda p, t: p.argument("z", [B], layout=v)), is_no_layout),
     ("result name", lambda w, v: w.inside(lambda p, t: p.result(t.x, name=v)), lambda v: v is None or v == "" or is_identifier(v)),
     ("operand", lambda w, v: w.inside(lambda p, t: mi.exp(v)), lambda v: False),
     ("other operand", lambda w, v: w.inside(lambda p, t: t.x * v), lambda v: is_real(v, -1e38, 1e38) or v is False or v is True or isinstance(v, float)),
@@ -394,17 +400,17 @@ SLOTS = [
     ("dropout rate", lambda w, v: w.inside(lambda p, t: mi.dropout(t.x, v, 0)), lambda v: is_real(v, 0.0, 1.0)),
     ("layer_norm epsilon", lambda w, v: w.inside(lambda p, t: mi.layer_norm(t.x, "d", epsilon=v)), lambda v: is_real(v, 0.0)),
     ("one_hot depth", lambda w, v: w.inside(lambda p, t: mi.one_hot(t.ids, v)), lambda v: False),
-    ("shard layout", lambda w, v: w.inside(lambda p, t: mi.shard(t.x, v)), lambda v: v == {}),
+    ("shard layout", lambda w, v: w.inside(lambda p, t: mi.shard(t.x, v)), lambda v: v is not None and is_no_layout(v)),
     ("all_reduce axes", lambda w, v: w.inside(lambda p, t: mi.all_reduce(t.x, v)), lambda v: v == [] or v == () or v in ("x", "y")),
     ("all_reduce reduction", lambda w, v: w.inside(lambda p, t: mi.all_reduce(t.x, "x", v)), lambda v: v in ("sum", "max", "min")),
     ("compile program", lambda w, v: mi.compile(v), lambda v: False),
-    ("compile layout", lambda w, v: mi.compile(w.prog, layout=v), lambda v: v is None or v == {}),
+    ("compile layout", lambda w, v: mi.compile(w.prog, layout=v), is_no_layout),
     ("compile mode", lambda w, v: mi.compile(w.prog, mode=v), lambda v: v in ("explicit", "gspmd")),
     ("compile mesh", lambda w, v: mi.compile(w.prog, mesh=v), lambda v: v is None or is_mesh_spec(v)),
     ("compile donate", lambda w, v: mi.compile(w.prog, donate=v), lambda v: v in (None, False, True) or v == [] or v == () or v == ""),
     ("executable input", lambda w, v: w.exe(**dict(G, x=v)), lambda v: False),
     ("interpret input", lambda w, v: mi.interpret(w.prog, **dict(G, ids=v)), lambda v: False),
-    ("propagate layout", lambda w, v: mi.propagate(w.prog, layout=v), lambda v: v is None or v == {}),
+    ("propagate layout", lambda w, v: mi.propagate(w.prog, layout=v), is_no_layout),
     ("grad wrt", lambda w, v: mi.grad(w.prog, wrt=v), lambda v: v is None or v == [] or v == () or v in ("x", "w")),
     ("train_step optimizer", lambda w, v: mi.train_step(w.prog, v), lambda v: False),
     ("train_step params", lambda w, v: mi.train_step(w.prog, mi.SGD(0.1), params=v), lambda v: v is None or v in ("x", "w") or v == [] or v == ()),
@@ -430,7 +436,7 @@ SLOTS = [
     ("layer_norm scale", lambda w, v: w.inside(lambda p, t: mi.layer_norm(t.x, "d", scale=v)), lambda v: v is None),
     ("all_gather dim", lambda w, v: w.inside(lambda p, t: mi.all_gather(t.x, v, "x")), lambda v: False),
     ("reduce_scatter axes", lambda w, v: w.inside(lambda p, t: mi.reduce_scatter(t.x, "b", v)), lambda v: v in ("x", "y") or v == [] or v == ()),
-    ("collective_permute layout", lambda w, v: w.inside(lambda p, t: mi.collective_permute(t.x, v)), lambda v: v == {}),
+    ("collective_permute layout", lambda w, v: w.inside(lambda p, t: mi.collective_permute(t.x, v)), lambda v: v is not None and is_no_layout(v)),
     ("shift fill", lambda w, v: w.inside(lambda p, t: mi.shift(t.x, "b", 1, fill=v)), lambda v: is_real(v) or isinstance(v, float)),
     ("random_normal stddev", lambda w, v: w.inside(lambda p, t: mi.random_normal([B], 0, stddev=v)), is_real),
 ]

@@ -147,10 +147,17 @@ def axes(x, what: str) -> tuple[str, ...]:
 
 def layout(x, what: str, allow_free: bool = False, optional: bool = True) -> dict:
     """`{dim: axes}` (dims by name or Dim; axes a name or a tuple of names; with
-    `allow_free`, None leaves a dim free) as `{name: tuple or None}`; `None` is `{}` when
-    the layout is `optional`."""
+    `allow_free`, None leaves a dim free), or Mesh-TensorFlow's text `"batch:x,d_ff:(x,y)"`,
+    as `{name: tuple or None}`; `None` is `{}` when the layout is `optional`."""
     if x is None and optional:
         return {}
+    if isinstance(x, str):
+        from meshir.transforms.propagation.layout_rules import parse_rules_text
+
+        try:
+            return parse_rules_text(x)
+        except MeshIRError as e:
+            raise located_error(f"{what} {x!r}: {e}", MeshIRValueError) from None
     if not isinstance(x, dict):
         raise _type_error(what, "a dict {dim: mesh axis or axes}", x)
     out = {}
