@@ -3,8 +3,8 @@
 Some upstream passes in jaxlib 0.10.2 do not diagnose some inputs; they crash the process
 instead: most `sdy-*` passes segfault on a function declaration (a `func.func` without a body),
 Shardy's propagation and export abort with "Failed to lookup function: main" on a module
-without a function named main or exactly one function, and `inline` segfaults on an unregistered op with a region (MLIR
-cannot tell whether such an op is a call or a callable). MeshIR checks these preconditions in
+without a function named main or exactly one function, and `inline` and Shardy's propagation
+segfault on an op of an unregistered dialect with a region. MeshIR checks these preconditions in
 a guard pass right before the upstream pass runs (earlier passes may have changed the IR) and
 reports a located error instead (found by test/fuzz).
 """
@@ -15,46 +15,39 @@ from meshir.dialect.signature import function_name
 
 from .pipeline_syntax import PipelineElement
 
-#: Shardy passes that abort ("Failed to lookup function: main") unless the module has a
-#: function named main or exactly one function.
-NEEDS_MAIN = frozenset({
-    "sdy-propagation-pipeline",
-    "sdy-export-pipeline",
-    "sdy-basic-propagate",
-    "sdy-aggressive-propagate",
-    "sdy-op-priority-propagate",
-    "sdy-user-priority-propagate",
-})
-#: Shardy passes seen to work without main; any other `sdy-*` pass is assumed to need one.
-SAFE_WITHOUT_MAIN = frozenset({
-    "sdy-import-pipeline",
-    "sdy-add-data-flow-edges",
-    "sdy-lift-inlined-meshes",
-    "sdy-close-shardings",
-    "sdy-sharding-constraint-to-reshard",
-    "sdy-insert-explicit-reshards",
-    "sdy-reshard-to-collectives",
-    "sdy-drop-sharding-rules",
-})
+BODIES = "every function has a body"
+MAIN = "a function named main, or exactly one function"
+REGISTERED_REGIONS = "no unregistered op with regions"
+_PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS})
+
+#: What each upstream pass needs (seen crashing without it in jaxlib 0.10.2). An `sdy-*` pass
+#: missing here is assumed to need everything; other upstream passes need nothing.
+REQUIREMENTS: dict[str, frozenset[str]] = {
+    "inline": frozenset({REGISTERED_REGIONS}),
+    "sdy-propagation-pipeline": frozenset({BODIES, MAIN}),
+    "sdy-export-pipeline": frozenset({BODIES, MAIN}),
+    "sdy-basic-propagate": _PROPAGATE,
+    "sdy-aggressive-propagate": _PROPAGATE,
+    "sdy-op-priority-propagate": _PROPAGATE,
+    "sdy-user-priority-propagate": _PROPAGATE,
+    **{name: frozenset({BODIES}) for name in (
+        "sdy-import-pipeline", "sdy-add-data-flow-edges", "sdy-lift-inlined-meshes", "sdy-close-shardings",
+        "sdy-sharding-constraint-to-reshard", "sdy-insert-explicit-reshards", "sdy-reshard-to-collectives",
+        "sdy-drop-sharding-rules")},
+}
 
 
-#: Upstream passes that crash on an unregistered op with a region.
-NEEDS_REGISTERED_REGION_OPS = frozenset({"inline"})
-
-
-def is_shardy_pass(name: str) -> bool:
-    return name.startswith("sdy-")
-
-
-def is_guarded(name: str) -> bool:
-    return is_shardy_pass(name) or name in NEEDS_REGISTERED_REGION_OPS
+def requirements(name: str) -> frozenset[str]:
+    if name in REQUIREMENTS:
+        return REQUIREMENTS[name]
+    return _PROPAGATE if name.startswith("sdy-") else frozenset()
 
 
 def guarded_passes(element: PipelineElement, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
     """(anchor path, pass name) of every guarded pass in `element`; the path lists the op names
     of the nested pipelines around the pass (empty: it runs on the top-level module)."""
     if element.children is None:
-        return [(path, element.name)] if is_guarded(element.name) else []
+        return [(path, element.name)] if requirements(element.name) else []
     inner = path + (element.name,)
     return [found for child in element.children for found in guarded_passes(child, inner)]
 
@@ -63,22 +56,16 @@ def guard_problems(module_op, passes: list[tuple[tuple[str, ...], str]]) -> list
     """Located errors for every precondition of `passes` that `module_op` breaks."""
     diags: list[Diagnostic] = []
     for path, name in passes:
+        needs = requirements(name)
         for target in _anchored(module_op.operation, path):
-            if name in NEEDS_REGISTERED_REGION_OPS:
+            if REGISTERED_REGIONS in needs:
                 diags += _unregistered_region_ops(target, name)
-                continue
-            declarations = _declarations(target, name)
+            declarations = _declarations(target, name) if BODIES in needs else []
             diags += declarations
-            if declarations or target.name == "func.func":
-                continue
-            if _needs_main(name):
+            if MAIN in needs and not declarations and target.name != "func.func":
                 diags += _main_problem(target, name)
     unique = {str(d): d for d in diags}  # a pass named twice reports once
     return list(unique.values())
-
-
-def _needs_main(name: str) -> bool:
-    return name in NEEDS_MAIN or name not in SAFE_WITHOUT_MAIN
 
 
 def _anchored(top, path: tuple[str, ...]) -> list:
@@ -116,7 +103,7 @@ def _unregistered_region_ops(target, name: str) -> list[Diagnostic]:
     context = target.context
     return [
         Diagnostic(op.location, (
-            f"'{op.name}' op is unregistered and has regions: upstream pass '{name}' cannot "
+            f"'{op.name}' op is unregistered and has regions: pass '{name}' cannot "
             f"run on it (it would crash)"))
         for op in _walk(target) if len(op.regions) and not context.is_registered_operation(op.name)
     ]
@@ -124,11 +111,9 @@ def _unregistered_region_ops(target, name: str) -> list[Diagnostic]:
 
 def _main_problem(target, name: str) -> list[Diagnostic]:
     """Shardy's propagation takes the module's `main`, or its only function; anything else aborts."""
-    children = [op.operation for region in target.regions for block in region.blocks for op in block.operations]
-    if any(op.name == "func.func" and function_name(op) == "main" for op in children):
-        return []
-    functions = [op for op in _walk(target) if op.name == "func.func"]
-    if len(functions) == 1:
+    functions = [op.operation for region in target.regions for block in region.blocks for op in block.operations
+                 if op.operation.name == "func.func"]
+    if len(functions) == 1 or any(function_name(f) == "main" for f in functions):
         return []
     found = ", ".join("@" + function_name(f) for f in functions[:5]) or "none"
     return [Diagnostic(target.location, (

@@ -4,7 +4,7 @@
 // RUN: meshir-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(inline, cse)'
 
 func.func @f() {
-  // expected-error @+1 {{'test.op' op is unregistered and has regions: upstream pass 'inline' cannot run on it}}
+  // expected-error @+1 {{'test.op' op is unregistered and has regions: pass 'inline' cannot run on it}}
   "test.op"() ({
     "test.yield"() : () -> ()
   }) : () -> ()

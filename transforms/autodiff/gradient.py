@@ -51,6 +51,8 @@ def gradient_function(module_op, function: str | None = None, wrt=(), result: st
     """Add the gradient function of `function` (default: the entry function) to `module_op`
     right after it and return it (a func.func op). See the module docstring."""
     fn = entry_function(module_op, function or None)
+    if not len(fn.regions[0].blocks):
+        raise AutodiffError(fn.location, f"@{function_name(fn)} is a declaration (no body): there is nothing to differentiate")
     sig = signature(fn)
     res_index = _choose_result(fn, sig, result, cotangent)
     wrt_indices = _choose_wrt(fn, sig, wrt)
