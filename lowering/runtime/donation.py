@@ -33,6 +33,9 @@ def donation_aliases(sig: Signature, donate) -> dict[int, int]:
         return {i: results[n] for i, (n, t) in enumerate(zip(sig.arg_names, sig.arg_types))
                 if n in results and sig.result_types[results[n]] == t}
     names = [donate] if isinstance(donate, str) else list(donate)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise MeshIRValueError(f"donate names {', '.join(repr(n) for n in twice)} more than once: {names}")
     aliases: dict[int, int] = {}
     for name in names:
         if name not in sig.arg_names:

@@ -255,6 +255,7 @@ MISUSES = [
     M("compile-mesh-differs", lambda w: mi.compile(w.prog, mesh={"x": 8}), '"x"=8'),
     M("compile-donate-int", lambda w: mi.compile(w.prog, donate=1), "int 1", kind=E_TYPE),
     M("compile-donate-unknown", lambda w: mi.compile(w.prog, donate=["nope"]), "'nope'", kind=E_VALUE),
+    M("compile-donate-twice", lambda w: mi.compile(w.step, donate=["w", "w"]), "'w'", kind=E_VALUE),
     M("compile-donate-no-result", lambda w: mi.compile(w.prog, donate=["x"]), "'x'"),
     M("compile-function-unknown", lambda w: mi.compile(w.prog, function="nope"), "@nope"),
     M("compile-rule-unknown-axis", lambda w: mi.compile(w.prog, layout={"b": "z"}), "'z'", '["x"=4, "y"=2]', kind=E_VALUE),
