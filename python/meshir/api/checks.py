@@ -18,6 +18,7 @@ from meshir.dialect.mesh import valid_name
 from meshir.dialect.tensor_type import format_axes
 
 from .locations import located_error
+from .tensor import Tensor
 
 
 def describe(value) -> str:
@@ -34,8 +35,6 @@ def _type_error(what: str, expected: str, value) -> MeshIRError:
 
 def tensor(x, what: str):
     """`x` if it is a Tensor."""
-    from .tensor import Tensor
-
     if not isinstance(x, Tensor):
         raise _type_error(what, "a MeshIR Tensor", x)
     return x
@@ -47,7 +46,7 @@ def optional_tensor(x, what: str):
 
 def sequence(xs, what: str) -> list:
     """A list of the items of a list, tuple or other non-text, non-mapping iterable."""
-    if isinstance(xs, (str, bytes, dict)) or not hasattr(xs, "__iter__"):
+    if isinstance(xs, (str, bytes, dict, Tensor)) or not hasattr(xs, "__iter__"):
         raise _type_error(what, "a list or tuple", xs)
     return list(xs)
 
