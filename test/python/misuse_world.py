@@ -125,7 +125,7 @@ def names_value(message: str, value) -> bool:
         forms |= {str(value.shape), value.dtype.name}
     if any(f and f in message for f in forms):
         return True
-    if isinstance(value, (list, tuple, dict, np.ndarray)):
+    if isinstance(value, (list, tuple, dict, set, range, np.ndarray)):
         items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)[:8]
         return any(names_value(message, item) for item in items)
     return False

@@ -447,7 +447,7 @@ SLOTS = [
 def test_hostile_values_in_argument_slots(world, slot):
     _, call, legitimate = slot
 
-    @settings(max_examples=20, derandomize=True, deadline=None, database=None,
+    @settings(max_examples=16, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(hostile_values())
     def run(value):

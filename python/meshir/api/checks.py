@@ -17,6 +17,7 @@ from meshir.dialect.element_types import element_type_name
 from meshir.dialect.mesh import valid_name
 from meshir.dialect.tensor_type import format_axes
 
+from .dims import Dim
 from .locations import located_error
 from .tensor import Tensor
 
@@ -116,7 +117,7 @@ def choice(x, choices, what: str) -> str:
 
 def dim_name(x, t, what: str) -> str:
     """The name of a dim of the Tensor `t`, given by name or as a Dim."""
-    name = getattr(x, "name", x) if not isinstance(x, str) else x
+    name = x.name if isinstance(x, Dim) else x  # (not any object with a .name: a NumPy dtype has one)
     if not isinstance(name, str):
         raise _type_error(what, "a dimension name or Dim", x)
     if name not in t.names:
@@ -126,7 +127,7 @@ def dim_name(x, t, what: str) -> str:
 
 def dim_key(x, what: str) -> str:
     """A dimension name given as a str or a Dim (for the keys of layouts and renames)."""
-    name = x if isinstance(x, str) else getattr(x, "name", None)
+    name = x.name if isinstance(x, Dim) else x
     if not isinstance(name, str):
         raise _type_error(what, "a dimension name or Dim", x)
     return identifier(name, what)
