@@ -9,6 +9,7 @@ from meshir._jax_private import ir
 from .diagnostics import Diagnostic, MeshIRError, MeshIRTypeError, VerifyError, raise_diagnostics
 from .mesh import Mesh, function_mesh, module_meshes
 from .ops.base import OP_CLASSES, check_type_on_mesh
+from .signature import NAME_ATTR
 from .tensor_type import TensorType, TypeContentError, TypeSyntaxError
 
 
@@ -59,7 +60,36 @@ def _verify_function(fn, meshes, diags) -> None:
             if problem:
                 diags.append(Diagnostic(fn.location, f"'func.func' op {kind} #{i}: {problem}"))
     _verify_rules(fn, mesh, diags)
+    _verify_names(fn, diags)
     _verify_region_ops(fn.operation, mesh, diags, signature_checked=True)
+
+
+def _verify_names(fn, diags) -> None:
+    """`mtf.name` on an argument or result is a string (the runtime binds inputs by it)."""
+    for kind, attr in (("argument", "arg_attrs"), ("result", "res_attrs")):
+        if attr not in fn.attributes:
+            continue
+        try:
+            entries = list(ir.ArrayAttr(fn.attributes[attr]))
+        except ValueError:
+            continue  # MLIR's own verifier checks the shape of arg_attrs/res_attrs
+        for i, entry in enumerate(entries):
+            try:
+                entry = ir.DictAttr(entry)
+            except ValueError:
+                continue
+            name = entry[NAME_ATTR] if NAME_ATTR in entry else None
+            if name is not None and not _is_string(name):
+                diags.append(Diagnostic(fn.location, f"'func.func' op {kind} #{i}: {NAME_ATTR} must be a string, "
+                                        f"got {name}"))
+
+
+def _is_string(attr) -> bool:
+    try:
+        ir.StringAttr(attr)
+        return True
+    except ValueError:
+        return False
 
 
 def _verify_rules(fn, mesh, diags) -> None:
