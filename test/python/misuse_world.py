@@ -149,6 +149,16 @@ def hostile_values():
     )
 
 
+def is_empty(v) -> bool:
+    """An empty list or tuple (no dims, no axes, nothing to donate)."""
+    return isinstance(v, (list, tuple)) and not v
+
+
+def is_one_of(v, *options: str) -> bool:
+    """`v` is one of these strings (never compares arrays elementwise)."""
+    return isinstance(v, str) and v in options
+
+
 def is_identifier(v) -> bool:
     return isinstance(v, str) and v.isascii() and v.isidentifier()
 
@@ -172,6 +182,10 @@ def is_no_layout(v) -> bool:
 
 
 def is_real(v, low=-math.inf, high=math.inf) -> bool:
-    """A finite real number (not a bool) in [low, high)."""
-    return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-            and abs(v) < 1e300 and math.isfinite(float(v)) and low <= v < high)
+    """A real number (not a bool) with a finite float value in [low, high)."""
+    if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
+        return False
+    try:
+        return math.isfinite(float(v)) and low <= v < high
+    except OverflowError:  # an int beyond any float
+        return False

@@ -37,7 +37,7 @@ def current_program() -> "Program":
 def layout_rules_attr(layout: dict, mesh: Mesh | None) -> ir.DictAttr:
     """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist."""
     entries = {}
-    for dim, axes in checks.rules(layout, [mesh] if layout else []).items():
+    for dim, axes in checks.rules(layout, [mesh]).items():
         entries[dim] = ir.ArrayAttr.get([ir.StringAttr.get(a) for a in axes])
     return ir.DictAttr.get(entries)
 

@@ -22,7 +22,7 @@ def propagate(program_or_module, layout: dict | None = None):
     from meshir.transforms.propagation.layout_rules import format_rules, rules_from_python
 
     module = checks.module_of(program_or_module, "the program to propagate")
-    if layout:
+    if layout is not None:
         meshes = module_meshes(module.operation)
         layout = checks.rules(layout, [function_mesh(fn, meshes) for fn in defined_functions(module)])
     with get_context():
