@@ -1,0 +1,7 @@
+// FUZZ-ARGS: ["--pass-pipeline=builtin.module(sdy-user-priority-propagate)"]
+// FUZZ-FOUND: crash:signal on 71f07d4 after 1978 executions
+sdy.mesh @mesh = <["x"=2]>
+func.func private @declaration(!mtf.tensor<b=8@x, f32>, tensor<4xf32>) -> !mtf.tensor<b=8@x, f32>
+func.func @nested_region(%a: !mtf.tensor<b=8@x, f32>) {
+  "test.region"() : () -> ()
+}
