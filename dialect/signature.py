@@ -50,27 +50,39 @@ def _is_mtf_type(t: ir.Type) -> bool:
 
 
 def callees_first(module) -> list:
-    """Defined functions, every callee before its callers (MeshIRError on recursion)."""
+    """Defined functions, every callee before its callers (MeshIRError on recursion). A
+    depth-first walk with an explicit stack: call chains may be longer than Python's
+    recursion limit."""
     fns = {function_name(fn): fn for fn in defined_functions(module)}
-    order, state = [], {}
-
-    def visit(name, chain):
-        if state.get(name) == "done":
-            return
-        if state.get(name) == "active":
-            raise MeshIRError(f"recursive calls are not supported: {' -> '.join('@' + n for n in chain + [name])}")
-        state[name] = "active"
-        for op in fns[name].regions[0].blocks[0].operations:
-            if op.operation.name == "func.call":
-                callee = ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value
-                if callee in fns:
-                    visit(callee, chain + [name])
-        state[name] = "done"
-        order.append(fns[name])
-
-    for name in fns:
-        visit(name, [])
+    order, done = [], set()
+    for root in fns:
+        if root in done:
+            continue
+        chain, stack = [root], [iter(_callees(fns[root], fns))]
+        while stack:
+            callee = next(stack[-1], None)
+            if callee is None:
+                stack.pop()
+                name = chain.pop()
+                done.add(name)
+                order.append(fns[name])
+            elif callee in chain:
+                raise MeshIRError(f"recursive calls are not supported: {' -> '.join('@' + n for n in chain + [callee])}")
+            elif callee not in done:
+                chain.append(callee)
+                stack.append(iter(_callees(fns[callee], fns)))
     return order
+
+
+def _callees(fn, fns) -> list[str]:
+    """Names of the defined functions `fn` calls, in program order."""
+    names = []
+    for op in fn.regions[0].blocks[0].operations:
+        if op.operation.name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value
+            if callee in fns:
+                names.append(callee)
+    return names
 
 
 def entry_function(module, name: str | None = None):
@@ -102,6 +114,8 @@ def _names(fn, attr: str, count: int, prefix: str) -> tuple[str, ...]:
         if arrays is not None and i < len(arrays):
             d = ir.DictAttr(arrays[i])
             if NAME_ATTR in d:
+                if not isinstance(d[NAME_ATTR], ir.StringAttr):  # the verifier refuses it; unverified IR may not
+                    raise MeshIRError(f"@{function_name(fn)} {prefix} #{i}: {NAME_ATTR} must be a string, got {d[NAME_ATTR]}")
                 name = ir.StringAttr(d[NAME_ATTR]).value
         names.append(name)
     return tuple(names)

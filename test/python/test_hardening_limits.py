@@ -55,3 +55,22 @@ def test_pipeline_nesting_beyond_the_limit_is_a_located_error(monkeypatch, capsy
     err = capsys.readouterr().err
     assert f"<pass-pipeline>:1:{15 * MAX_NESTING + 15}: error: pipeline nested deeper than {MAX_NESTING} levels" in err
     assert "internal error" not in err
+
+
+def test_call_chains_longer_than_the_recursion_limit_are_ordered(monkeypatch):
+    from meshir.dialect.signature import callees_first, function_name
+
+    t = "!mtf.tensor<d=4, f32>"
+    n = 400
+    text = "\n".join(
+        f"func.func @f{i}(%a: {t}) -> {t} {{\n  %0 = call @f{i + 1}(%a) : ({t}) -> {t}\n  return %0 : {t}\n}}"
+        for i in range(n - 1)) + f"\nfunc.func @f{n - 1}(%a: {t}) -> {t} {{\n  return %a : {t}\n}}"
+    module, diags = parse_module(text, "chain.mlir")
+    assert not diags
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(__import__("inspect").stack()) + 100)  # fewer frames than calls
+    try:
+        order = [function_name(fn) for fn in callees_first(module)]
+    finally:
+        sys.setrecursionlimit(old)
+    assert order == [f"f{i}" for i in reversed(range(n))]
