@@ -54,17 +54,22 @@ def donation_aliases(sig: Signature, donate) -> dict[int, int]:
 
 
 def check_donated_buffers(sig: Signature, placed, donated) -> None:
-    """MeshIRValueError when the buffers of a donated argument (indices `donated`) are also
-    passed for another argument: PJRT would donate one buffer twice, or read one it
-    consumed, and crash the process."""
-    buffers = [{shard.data.unsafe_buffer_pointer() for shard in array.addressable_shards} for array in placed]
+    """MeshIRValueError when a donated argument (indices `donated`) is also passed for another
+    argument: PJRT would donate one buffer twice, or read one it consumed, and crash the
+    process. By identity of the jax.Arrays: comparing buffer addresses would wait for the
+    computations that make them (asynchronous dispatch undone: 15 ms per step of the LM
+    example). Two distinct arrays rebuilt from one array's per-device arrays are not caught."""
+    positions: dict[int, list[int]] = {}
+    for j, array in enumerate(placed):
+        positions.setdefault(id(array), []).append(j)
     for i in donated:
-        for j, other in enumerate(buffers):
-            if j != i and buffers[i] & other:
-                raise MeshIRValueError(
-                    f"arguments '{sig.arg_names[i]}' and '{sig.arg_names[j]}' of @{sig.function} are the same jax.Array, "
-                    f"but '{sig.arg_names[i]}' is donated (its buffer becomes a result); pass a copy for one of them"
-                )
+        same = positions[id(placed[i])]
+        if len(same) > 1:
+            j = same[0] if same[0] != i else same[1]
+            raise MeshIRValueError(
+                f"arguments '{sig.arg_names[min(i, j)]}' and '{sig.arg_names[max(i, j)]}' of @{sig.function} are the "
+                f"same jax.Array, but '{sig.arg_names[i]}' is donated (its buffer becomes a result); pass a copy "
+                "for one of them")
 
 
 def mark_aliasing(fn, aliases: dict[int, int]) -> None:
