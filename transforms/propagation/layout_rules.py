@@ -9,8 +9,8 @@ from meshir._jax_private import ir
 from meshir.dialect.diagnostics import MeshIRError
 
 Rules = dict[str, tuple[str, ...]]
-_AXIS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-_RULE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(\(\s*\)|\([^)]*\)|[A-Za-z_][A-Za-z0-9_]*)\s*(,|$)")
+_AXIS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RULE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(\(\s*\)|\([^)]*\)|[A-Za-z_][A-Za-z0-9_]*)\s*(,|\Z)")
 
 
 def parse_rules_text(text: str) -> Rules:
