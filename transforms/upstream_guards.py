@@ -3,13 +3,15 @@
 Some upstream passes in jaxlib 0.10.2 do not diagnose some inputs; they crash the process
 instead: most `sdy-*` passes segfault on a function declaration (a `func.func` without a body),
 Shardy's propagation and export abort with "Failed to lookup function: main" on a module
-without a function named main or exactly one function, and `inline` and Shardy's propagation
-segfault on an op of an unregistered dialect with a region. MeshIR checks these preconditions in
+without a function named main or exactly one function, Shardy's import aborts on a call to a
+function outside the module it runs on, and `inline` and Shardy's propagation segfault on an
+op of an unregistered dialect with a region. MeshIR checks these preconditions in
 a guard pass right before the upstream pass runs (earlier passes may have changed the IR) and
 reports a located error instead (found by test/fuzz).
 """
 from __future__ import annotations
 
+from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.signature import function_name
 
@@ -18,20 +20,22 @@ from .pipeline_syntax import PipelineElement
 BODIES = "every function has a body"
 MAIN = "a function named main, or exactly one function"
 REGISTERED_REGIONS = "no unregistered op with regions"
-_PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS})
+CALLEES = "every call's callee is a function of the module itself"
+_PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS, CALLEES})
 
 #: What each upstream pass needs (seen crashing without it in jaxlib 0.10.2). An `sdy-*` pass
 #: missing here is assumed to need everything; other upstream passes need nothing.
 REQUIREMENTS: dict[str, frozenset[str]] = {
     "inline": frozenset({REGISTERED_REGIONS}),
-    "sdy-propagation-pipeline": frozenset({BODIES, MAIN}),
+    "sdy-propagation-pipeline": frozenset({BODIES, MAIN, CALLEES}),
+    "sdy-import-pipeline": frozenset({BODIES, CALLEES}),
     "sdy-export-pipeline": frozenset({BODIES, MAIN}),
     "sdy-basic-propagate": _PROPAGATE,
     "sdy-aggressive-propagate": _PROPAGATE,
     "sdy-op-priority-propagate": _PROPAGATE,
     "sdy-user-priority-propagate": _PROPAGATE,
     **{name: frozenset({BODIES}) for name in (
-        "sdy-import-pipeline", "sdy-add-data-flow-edges", "sdy-lift-inlined-meshes", "sdy-close-shardings",
+        "sdy-add-data-flow-edges", "sdy-lift-inlined-meshes", "sdy-close-shardings",
         "sdy-sharding-constraint-to-reshard", "sdy-insert-explicit-reshards", "sdy-reshard-to-collectives",
         "sdy-drop-sharding-rules")},
 }
@@ -64,6 +68,8 @@ def guard_problems(module_op, passes: list[tuple[tuple[str, ...], str]]) -> list
             diags += declarations
             if MAIN in needs and not declarations and target.name != "func.func":
                 diags += _main_problem(target, name)
+            if CALLEES in needs and target.name != "func.func":
+                diags += _foreign_callees(target, name)
     unique = {str(d): d for d in diags}  # a pass named twice reports once
     return list(unique.values())
 
@@ -95,6 +101,20 @@ def _declarations(target, name: str) -> list[Diagnostic]:
             f"'func.func' op @{function_name(op)} is a declaration (no body): Shardy pass '{name}' "
             f"needs every function to have a body; define @{function_name(op)} or remove it"))
         for op in _walk(target) if op.name == "func.func" and not len(op.regions[0].blocks)
+    ]
+
+
+def _foreign_callees(target, name: str) -> list[Diagnostic]:
+    """An error for each call whose callee is not a function directly in `target` (MLIR finds
+    it in the nearest symbol table; Shardy's import looks only in the module it runs on)."""
+    own = {function_name(op.operation) for region in target.regions for block in region.blocks
+           for op in block.operations if op.operation.name == "func.func"}
+    return [
+        Diagnostic(op.location, (
+            f"'func.call' op calls @{callee}, which is not a function of the '{target.name}' Shardy "
+            f"pass '{name}' runs on (Shardy aborts on it; move the function there)"))
+        for op in _walk(target) if op.name == "func.call"
+        for callee in [ir.FlatSymbolRefAttr(op.attributes["callee"]).value] if callee not in own
     ]
 
 
