@@ -3,13 +3,16 @@
 Some upstream passes in jaxlib 0.10.2 do not diagnose some inputs; they crash the process
 instead: most `sdy-*` passes segfault on a function declaration (a `func.func` without a body),
 Shardy's propagation and export abort with "Failed to lookup function: main" on a module
-without a function named main or exactly one function, Shardy's import aborts on a call to a
+without a function named main or exactly one function (the propagation pipeline first drops
+private functions no public one uses, so it counts only those that stay), Shardy's import aborts on a call to a
 function outside the module it runs on, and `inline` and Shardy's propagation segfault on an
 op of an unregistered dialect with a region. MeshIR checks these preconditions in
 a guard pass right before the upstream pass runs (earlier passes may have changed the IR) and
 reports a located error instead (found by test/fuzz).
 """
 from __future__ import annotations
+
+import re
 
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic
@@ -19,6 +22,7 @@ from .pipeline_syntax import PipelineElement
 
 BODIES = "every function has a body"
 MAIN = "a function named main, or exactly one function"
+LIVE_MAIN = "a function named main, or exactly one function, among those symbol DCE keeps"
 REGISTERED_REGIONS = "no unregistered op with regions"
 CALLEES = "every call's callee is a function of the module itself"
 _PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS, CALLEES})
@@ -27,7 +31,7 @@ _PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS, CALLEES})
 #: missing here is assumed to need everything; other upstream passes need nothing.
 REQUIREMENTS: dict[str, frozenset[str]] = {
     "inline": frozenset({REGISTERED_REGIONS}),
-    "sdy-propagation-pipeline": frozenset({BODIES, MAIN, CALLEES}),
+    "sdy-propagation-pipeline": frozenset({BODIES, LIVE_MAIN, CALLEES}),
     "sdy-import-pipeline": frozenset({BODIES, CALLEES}),
     "sdy-export-pipeline": frozenset({BODIES, MAIN}),
     "sdy-basic-propagate": _PROPAGATE,
@@ -66,8 +70,8 @@ def guard_problems(module_op, passes: list[tuple[tuple[str, ...], str]]) -> list
                 diags += _unregistered_region_ops(target, name)
             declarations = _declarations(target, name) if BODIES in needs else []
             diags += declarations
-            if MAIN in needs and not declarations and target.name != "func.func":
-                diags += _main_problem(target, name)
+            if needs & {MAIN, LIVE_MAIN} and not declarations and target.name != "func.func":
+                diags += _main_problem(target, name, live_only=LIVE_MAIN in needs)
             if CALLEES in needs and target.name != "func.func":
                 diags += _foreign_callees(target, name)
     unique = {str(d): d for d in diags}  # a pass named twice reports once
@@ -129,13 +133,47 @@ def _unregistered_region_ops(target, name: str) -> list[Diagnostic]:
     ]
 
 
-def _main_problem(target, name: str) -> list[Diagnostic]:
-    """Shardy's propagation takes the module's `main`, or its only function; anything else aborts."""
+def _main_problem(target, name: str, live_only: bool) -> list[Diagnostic]:
+    """Shardy's propagation takes the module's `main`, or its only function; anything else aborts.
+    With `live_only`, only the functions that survive symbol DCE count (the pipeline's import
+    drops the rest first)."""
     functions = [op.operation for region in target.regions for block in region.blocks for op in block.operations
                  if op.operation.name == "func.func"]
+    if live_only:
+        functions = _symbol_dce_survivors(functions)
     if len(functions) == 1 or any(function_name(f) == "main" for f in functions):
         return []
+    counted = " public or used by a public function" if live_only else ""
     found = ", ".join("@" + function_name(f) for f in functions[:5]) or "none"
     return [Diagnostic(target.location, (
-        f"Shardy pass '{name}' needs a function named @main or exactly one function in this "
-        f"'{target.name}' (Shardy aborts otherwise); found {len(functions)}: {found}"))]
+        f"Shardy pass '{name}' needs a function named @main or exactly one function{counted} in "
+        f"this '{target.name}' (Shardy aborts otherwise); found {len(functions)}: {found}"))]
+
+
+_SYMBOL_REFERENCE = re.compile(r"@([\w$.-]+|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _symbol_dce_survivors(functions: list) -> list:
+    """The public functions and the private ones they reach through symbol references. Every
+    `@name` in an attribute counts as a use, over-approximating MLIR's symbol uses, so a
+    module is refused rather than handed to Shardy when in doubt."""
+    by_name = {function_name(f): f for f in functions}
+    live = [f for f in functions if _visibility(f) == "public"]
+    seen = {function_name(f) for f in live}
+    stack = list(live)
+    while stack:
+        for op in _walk(stack.pop()):
+            for index in range(len(op.attributes)):  # by index: iteration yields names or pairs by version
+                for used in _SYMBOL_REFERENCE.findall(str(op.attributes[index].attr)):
+                    used = used.strip('"')
+                    if used in by_name and used not in seen:
+                        seen.add(used)
+                        live.append(by_name[used])
+                        stack.append(by_name[used])
+    return [f for f in functions if function_name(f) in seen]
+
+
+def _visibility(function) -> str:
+    if "sym_visibility" not in function.attributes:
+        return "public"
+    return ir.StringAttr(function.attributes["sym_visibility"]).value
