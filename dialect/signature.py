@@ -16,7 +16,7 @@ NAME_ATTR = "mtf.name"
 
 
 @dataclass(frozen=True)
-class Signature:
+class FunctionSignature:
     """Names and types of a function's arguments and results."""
 
     function: str
@@ -131,15 +131,15 @@ def refresh_function_type(fn) -> None:
     )
 
 
-def signature(fn) -> Signature:
-    """The Signature of a func.func whose arguments and results are `!mtf.tensor`s."""
+def signature(fn) -> FunctionSignature:
+    """The FunctionSignature of a func.func whose arguments and results are `!mtf.tensor`s."""
     fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     try:
         arg_types = tuple(TensorType.from_mlir(t) for t in fn_type.inputs)
         result_types = tuple(TensorType.from_mlir(t) for t in fn_type.results)
     except ValueError as e:
         raise MeshIRError(f"function @{function_name(fn)}: {e}") from None
-    return Signature(
+    return FunctionSignature(
         function_name(fn),
         _names(fn, "arg_attrs", len(arg_types), "arg"),
         arg_types,

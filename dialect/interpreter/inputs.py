@@ -5,7 +5,7 @@ import numpy as np
 
 from ..call_site import without_location
 from ..diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError
-from ..signature import Signature
+from ..signature import FunctionSignature
 from ..tensor_type import TensorType
 from .arrays import is_float
 
@@ -76,7 +76,7 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def bind_arguments(sig: Signature, args, kwargs) -> list:
+def bind_arguments(sig: FunctionSignature, args, kwargs) -> list:
     """Match positional and named arguments to the signature's argument names, in order."""
     names = sig.arg_names
     known = ", ".join(names) or "none"
@@ -101,7 +101,7 @@ def bind_arguments(sig: Signature, args, kwargs) -> list:
     return [bound[n] for n in names]
 
 
-def check_inputs(sig: Signature, inputs) -> list[np.ndarray]:
+def check_inputs(sig: FunctionSignature, inputs) -> list[np.ndarray]:
     """Every input converted to its argument's type, or a MeshIRError naming the argument."""
     inputs = list(inputs)
     if len(inputs) != len(sig.arg_names):

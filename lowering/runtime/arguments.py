@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding
 
 from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.interpreter.inputs import bind_arguments, check_kind_and_shape, convert_input
-from meshir.dialect.signature import Signature
+from meshir.dialect.signature import FunctionSignature
 from meshir.dialect.tensor_type import TensorType
 
 #: Element types jax narrows to 32 bits unless 64-bit mode is on.
@@ -27,7 +27,7 @@ def x64_scope(types):
     return jax.enable_x64(True) if any(t.element_type in WIDE_TYPES for t in types) else contextlib.nullcontext()
 
 
-def place_arguments(sig: Signature, shardings: list[NamedSharding], args, kwargs) -> list[jax.Array]:
+def place_arguments(sig: FunctionSignature, shardings: list[NamedSharding], args, kwargs) -> list[jax.Array]:
     """One jax.Array per argument of `sig`, in order, each with its argument's sharding.
 
     Every argument is checked before any is placed: PJRT would crash on a deleted buffer
@@ -41,7 +41,7 @@ def place_arguments(sig: Signature, shardings: list[NamedSharding], args, kwargs
         ]
 
 
-def check_not_deleted(sig: Signature, values) -> None:
+def check_not_deleted(sig: FunctionSignature, values) -> None:
     """MeshIRValueError naming the first argument whose jax.Array has been deleted."""
     for name, value in zip(sig.arg_names, values):
         if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer) and value.is_deleted():

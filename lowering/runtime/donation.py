@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError
-from meshir.dialect.signature import Signature
+from meshir.dialect.signature import FunctionSignature
 
 ALIASING_ATTR = "tf.aliasing_output"
 
 
-def donation_aliases(sig: Signature, donate) -> dict[int, int]:
+def donation_aliases(sig: FunctionSignature, donate) -> dict[int, int]:
     """Argument index -> result index for `donate`: True (every argument with a result of the
     same name, type and layout, as `mi.train_step` produces), or argument names (each aliased
     to the result of its own name when that has its type, else to the first result of its
@@ -53,7 +53,7 @@ def donation_aliases(sig: Signature, donate) -> dict[int, int]:
     return aliases
 
 
-def check_donated_buffers(sig: Signature, placed, donated) -> None:
+def check_donated_buffers(sig: FunctionSignature, placed, donated) -> None:
     """MeshIRValueError when a donated argument (indices `donated`) is also passed for another
     argument: PJRT would donate one buffer twice, or read one it consumed, and crash the
     process. By identity of the jax.Arrays: comparing buffer addresses would wait for the

@@ -14,7 +14,7 @@ from meshir._jax_private import ir
 from meshir.dialect.context import parse_module
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import Mesh
-from meshir.dialect.signature import Signature, function_name, functions
+from meshir.dialect.signature import FunctionSignature, function_name, functions
 
 from .donation import mark_aliasing
 from .single_device import inline_manual_computations
@@ -30,7 +30,7 @@ class EntryModule:
     computation: bytes
 
 
-def prepare_entry(module, signature: Signature, mesh: Mesh, aliases: dict[int, int] | None = None) -> EntryModule:
+def prepare_entry(module, signature: FunctionSignature, mesh: Mesh, aliases: dict[int, int] | None = None) -> EntryModule:
     """Check `module` (text, ir.Module or module op) against `signature`; MeshIRError if not.
     `aliases` (argument index -> result index, see donation.py) marks donated arguments."""
     # Imported here: the lowering package pulls in the passes, which the runtime (and the
@@ -63,7 +63,7 @@ def _module_op(module):
     return module.operation
 
 
-def _check_types(fn_type: ir.FunctionType, sig: Signature) -> None:
+def _check_types(fn_type: ir.FunctionType, sig: FunctionSignature) -> None:
     """Same number of arguments and results, each of the signature's global shape and type."""
     for kind, types, names, expected in (
         ("argument", fn_type.inputs, sig.arg_names, sig.arg_types),

@@ -14,14 +14,14 @@ from meshir import _jax_private as jp
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import Mesh
-from meshir.dialect.signature import Signature
+from meshir.dialect.signature import FunctionSignature
 
 from .arguments import place_arguments, x64_scope
 from .devices import jax_mesh, named_sharding, shard_shape
 from .donation import check_donated_buffers, donation_aliases
 from .entry import prepare_entry
 from .pjrt import check_compiled_shardings, compile_for_devices
-from .report import runtime_report
+from .runtime_report import runtime_report
 
 MODES = ("explicit", "gspmd")
 
@@ -41,7 +41,7 @@ class Executable:
     """
 
     @reports_at_call_site
-    def __init__(self, stablehlo_module, mesh: Mesh, signature: Signature, mode: str = "explicit",
+    def __init__(self, stablehlo_module, mesh: Mesh, signature: FunctionSignature, mode: str = "explicit",
                  report=None, platform: str | None = None, donate=None):
         if mode not in MODES:
             raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")

@@ -14,7 +14,7 @@ from jax.extend.sharding import GSPMDSharding
 
 from meshir import _jax_private as jp
 from meshir.dialect.diagnostics import MeshIRError
-from meshir.dialect.signature import Signature
+from meshir.dialect.signature import FunctionSignature
 
 
 def compile_for_devices(computation, devices: list):
@@ -29,7 +29,7 @@ def compile_for_devices(computation, devices: list):
         raise MeshIRError(f"PJRT ({backend.platform}, {len(devices)} partitions) refused the StableHLO module: {e}") from None
 
 
-def check_compiled_shardings(loaded, devices: list, sig: Signature, in_shardings, out_shardings) -> None:
+def check_compiled_shardings(loaded, devices: list, sig: FunctionSignature, in_shardings, out_shardings) -> None:
     """MeshIRError unless PJRT lays out every parameter and result as the signature says.
 
     PJRT reads each device's buffer as the block its compiled sharding assigns; had the

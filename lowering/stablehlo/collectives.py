@@ -12,7 +12,7 @@ import math
 
 from . import builder as hlo
 from . import total_order
-from .context import Program, op_error
+from .context import FunctionLowering, op_error
 from .device import block_offset
 from .groups import permute_pairs, replica_groups
 from .types import Local
@@ -24,7 +24,7 @@ def groups_attr(groups) -> str:
     return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
 
 
-def _group_attrs(b: hlo.Builder, p: Program, axes) -> dict:
+def _group_attrs(b: hlo.Builder, p: FunctionLowering, axes) -> dict:
     return {
         "channel_handle": b.channel_handle(),
         "replica_groups": groups_attr(replica_groups(p.mesh, axes)),
@@ -32,11 +32,11 @@ def _group_attrs(b: hlo.Builder, p: Program, axes) -> dict:
     }
 
 
-def _group_size(p: Program, op) -> int:
+def _group_size(p: FunctionLowering, op) -> int:
     return math.prod(p.mesh.shape[a] for a in op.attr("axes"))
 
 
-def all_reduce(p: Program, op) -> Local:
+def all_reduce(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
         return x
@@ -49,7 +49,7 @@ def all_reduce(p: Program, op) -> Local:
     return total_order.through_keys(b, x, kind, reduce)
 
 
-def all_gather(p: Program, op) -> Local:
+def all_gather(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
         return x
@@ -58,7 +58,7 @@ def all_gather(p: Program, op) -> Local:
     return b.op("all_gather", [x], p.shape(op.result_type), x.elem, attrs)
 
 
-def reduce_scatter(p: Program, op) -> Local:
+def reduce_scatter(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
         return x
@@ -72,7 +72,7 @@ def reduce_scatter(p: Program, op) -> Local:
     return total_order.through_keys(b, x, kind, reduce)
 
 
-def all_slice(p: Program, op) -> Local:
+def all_slice(p: FunctionLowering, op) -> Local:
     """Keep the device's block along `dim` of the new split over `axes`."""
     (x,) = p.operands(op)
     b, result = p.b, op.result_type
@@ -82,7 +82,7 @@ def all_slice(p: Program, op) -> Local:
     return hlo.dynamic_slice(b, x, starts, shape)
 
 
-def all_to_all(p: Program, op) -> Local:
+def all_to_all(p: FunctionLowering, op) -> Local:
     """Split `dst_dim` into n blocks, send block j to group member j, join what arrives
     along `src_dim` in group order."""
     (x,) = p.operands(op)
@@ -105,7 +105,7 @@ def pairs_attr(pairs) -> str:
     return f"dense<[{rows}]> : tensor<{len(pairs)}x2xi64>"
 
 
-def collective_permute(p: Program, op) -> Local:
+def collective_permute(p: FunctionLowering, op) -> Local:
     """Each device receives the shard it must hold from a device holding it (itself when it
     already does: every device is a target, so none is left with zeros)."""
     (x,) = p.operands(op)

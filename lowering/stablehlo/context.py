@@ -22,7 +22,7 @@ from .types import Local, local_shape
 
 
 @dataclass
-class Program:
+class FunctionLowering:
     """One program being written: its builder, the mesh it is partitioned over (None for
     a global program) and its value map."""
 

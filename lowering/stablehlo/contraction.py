@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import builder as hlo
 from . import total_order
 from .builder import i64_dims
-from .context import Program
+from .context import FunctionLowering
 from .types import Local, compute_element
 
 
@@ -48,7 +48,7 @@ def _contract_pair(b, x: Local, xn: list[str], y: Local, yn: list[str], needed: 
     return out, batch + [n for n in xn if n not in shared] + [n for n in yn if n not in shared]
 
 
-def einsum(p: Program, op) -> Local:
+def einsum(p: FunctionLowering, op) -> Local:
     b, result = p.b, op.result_type
     keep = set(result.names)
     terms = [
@@ -71,7 +71,7 @@ def reduce_rule(kind: str, partitioned_by_xla: bool = False):
     """The rule of reduce_<kind>. `partitioned_by_xla` (gspmd mode): a max/min over a split
     dim reduces total-order keys, so the all-reduce XLA inserts keeps NaN (total_order.py)."""
 
-    def rule(p: Program, op) -> Local:
+    def rule(p: FunctionLowering, op) -> Local:
         b, src, result = p.b, op.input_type, op.result_type
         (x,) = p.operands(op)
         if kind == "sum":

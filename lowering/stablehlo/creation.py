@@ -11,7 +11,7 @@ import numpy as np
 from meshir._jax_private import ir
 
 from . import builder as hlo
-from .context import Program
+from .context import FunctionLowering
 from .device import INDEX
 from .types import Local
 
@@ -24,7 +24,7 @@ def _is_splat(op) -> bool:
         return True  # a scalar attribute
 
 
-def constant(p: Program, op) -> Local:
+def constant(p: FunctionLowering, op) -> Local:
     t = op.result_type
     values = op.values()
     shape = p.shape(t)
@@ -36,7 +36,7 @@ def constant(p: Program, op) -> Local:
     return hlo.dynamic_slice(p.b, whole, p.offsets(t), shape)
 
 
-def global_iota(p: Program, t, axis: int, elem: str = INDEX) -> Local:
+def global_iota(p: FunctionLowering, t, axis: int, elem: str = INDEX) -> Local:
     """The global index along dim `axis` of every element of `t`'s shard (as `elem`)."""
     b = p.b
     shape = p.shape(t)
@@ -47,7 +47,7 @@ def global_iota(p: Program, t, axis: int, elem: str = INDEX) -> Local:
     return hlo.binary(b, "add", local, hlo.scalar_to(b, offset, shape))
 
 
-def iota(p: Program, op) -> Local:
+def iota(p: FunctionLowering, op) -> Local:
     t = op.result_type
     index = "i64" if t.element_type == "i64" else INDEX
     return hlo.convert(p.b, global_iota(p, t, t.index(op.attr("dim")), index), t.element_type)

@@ -8,7 +8,7 @@ import numpy as np
 from meshir.dialect.ops.elementwise import BINARY_OPS, COMPARE_OPS
 
 from . import builder as hlo
-from .context import Program
+from .context import FunctionLowering
 from .types import Local, compute_element, is_float
 
 UNARY = {
@@ -20,7 +20,7 @@ BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
           "max": "maximum", "min": "minimum", "pow": "power"}
 
 
-def aligned_operands(p: Program, op, widen: bool = True) -> list[Local]:
+def aligned_operands(p: FunctionLowering, op, widen: bool = True) -> list[Local]:
     """The operands broadcast by name to the result's local shape (in f32 if narrow floats)."""
     result = op.result_type
     shape = p.shape(result)
@@ -32,7 +32,7 @@ def aligned_operands(p: Program, op, widen: bool = True) -> list[Local]:
 
 
 def _unary(name: str):
-    def rule(p: Program, op) -> Local:
+    def rule(p: FunctionLowering, op) -> Local:
         (x,) = aligned_operands(p, op)
         return hlo.convert(p.b, hlo.unary(p.b, UNARY[name], x), op.result_type.element_type)
 
@@ -40,7 +40,7 @@ def _unary(name: str):
 
 
 def _binary(name: str):
-    def rule(p: Program, op) -> Local:
+    def rule(p: FunctionLowering, op) -> Local:
         x, y = aligned_operands(p, op)
         return hlo.convert(p.b, hlo.binary(p.b, BINARY[name], x, y), op.result_type.element_type)
 
@@ -48,28 +48,28 @@ def _binary(name: str):
 
 
 def _compare(direction: str):
-    def rule(p: Program, op) -> Local:
+    def rule(p: FunctionLowering, op) -> Local:
         x, y = aligned_operands(p, op)
         return hlo.compare(p.b, direction, x, y)
 
     return rule
 
 
-def relu(p: Program, op) -> Local:
+def relu(p: FunctionLowering, op) -> Local:
     (x,) = aligned_operands(p, op)
     return hlo.convert(p.b, hlo.binary(p.b, "maximum", x, hlo.splat_like(p.b, 0, x)), op.result_type.element_type)
 
 
-def stop_gradient(p: Program, op) -> Local:
+def stop_gradient(p: FunctionLowering, op) -> Local:
     return aligned_operands(p, op, widen=False)[0]
 
 
-def select(p: Program, op) -> Local:
+def select(p: FunctionLowering, op) -> Local:
     cond, on_true, on_false = aligned_operands(p, op, widen=False)
     return hlo.select(p.b, cond, on_true, on_false)
 
 
-def cast(p: Program, op) -> Local:
+def cast(p: FunctionLowering, op) -> Local:
     """Convert the element type. To i1: `x != 0`. Float to integer: truncate toward zero,
     NaN to 0, saturate out-of-range values (the interpreter's rule, made explicit so that
     it does not depend on the backend's conversion of out-of-range floats)."""

@@ -27,7 +27,7 @@ from .types import Local, sharding_attr_text, sharding_text, tensor_text
 
 
 @dataclass(frozen=True)
-class Signature:
+class LoweredSignature:
     """What the function text needs besides the body: name, types and argument names."""
 
     name: str
@@ -44,10 +44,10 @@ def _names(fn, attr: str, count: int) -> tuple[str | None, ...]:
     return tuple(ir.StringAttr(d[NAME_ATTR]).value if NAME_ATTR in d else None for d in dicts)
 
 
-def function_signature(fn) -> Signature:
+def function_signature(fn) -> LoweredSignature:
     """Types from the dialect's signature; names only where `mtf.name` gives one."""
     sig = signature(fn)
-    return Signature(
+    return LoweredSignature(
         sig.function, sig.arg_types, sig.result_types,
         _names(fn, "arg_attrs", len(sig.arg_types)),
         _names(fn, "res_attrs", len(sig.result_types)),
@@ -72,7 +72,7 @@ def _types(types) -> str:
     return ", ".join(_global(t) for t in types)
 
 
-def block_arguments(sig: Signature, mesh: Mesh | None, fresh) -> list[Local]:
+def block_arguments(sig: LoweredSignature, mesh: Mesh | None, fresh) -> list[Local]:
     """The per-device program's values of the arguments: new block arguments of the manual
     computation (named by `fresh()`), or the function's own `%arg<i>` without a mesh."""
     return [
@@ -81,7 +81,7 @@ def block_arguments(sig: Signature, mesh: Mesh | None, fresh) -> list[Local]:
     ]
 
 
-def function_text(sig: Signature, mesh: Mesh | None, block_args: list[Local], body: list[str], results: list[Local],
+def function_text(sig: LoweredSignature, mesh: Mesh | None, block_args: list[Local], body: list[str], results: list[Local],
                   manual: bool = True) -> str:
     """The whole `func.func`; `block_args` from `block_arguments`, `body` the program's lines.
     `manual=False` (gspmd mode): the body is a global program, not in a manual computation."""

@@ -5,7 +5,7 @@ The input is `mtf` after `mtf-propagate-sharding` (every dim laid out, reshards 
 public `func.func` with the same global signature and `sdy.sharding`s as in explicit mode,
 whose body is the *global* program:
 
-- every op is lowered by the explicit mode's rule in a global `Program` (no mesh: one device,
+- every op is lowered by the explicit mode's rule in a global `FunctionLowering` (no mesh: one device,
   whole dims, every block offset 0), so both modes share one implementation per op;
 - each op's result is followed by `sdy.sharding_constraint` with its propagated layout
   (closed dims: XLA may not choose another), unless the value is already constrained alike;
@@ -27,14 +27,14 @@ from meshir.dialect.tensor_type import TensorType
 
 from . import collectives, contraction
 from .builder import Builder
-from .context import Program
+from .context import FunctionLowering
 from .types import Local, sharding_attr_text
 
 #: Ops that never change a global value: layouts and pending sums only.
 IDENTITIES = ("mtf.shard", *collectives.RULES)
 
 
-def _identity(p: Program, op) -> Local:
+def _identity(p: FunctionLowering, op) -> Local:
     return p.operands(op)[0]
 
 
@@ -49,7 +49,7 @@ NO_MESH_RULES = {"mtf.shard": _identity}
 
 
 class Constraints:
-    """`after` hook of `Program.lower_block`: the sharding constraint of each op's result.
+    """`after` hook of `FunctionLowering.lower_block`: the sharding constraint of each op's result.
 
     Remembers the sharding each program value is known to have (the arguments' from the
     signature), so an op that returns its operand unchanged (a shard to the same layout, a

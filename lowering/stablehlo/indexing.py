@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from . import builder as hlo
 from .builder import i64_dims
-from .context import Program
+from .context import FunctionLowering
 from .creation import global_iota
 from .types import Local
 
 
-def one_hot(p: Program, op) -> Local:
+def one_hot(p: FunctionLowering, op) -> Local:
     b, src, result = p.b, op.input_type, op.result_type
     (ids,) = p.operands(op)
     shape = p.shape(result)
@@ -39,7 +39,7 @@ def gather_rows(b: hlo.Builder, table: Local, ids: Local, axis: int) -> Local:
     return b.op("gather", [table, ids], shape, table.elem, attrs)
 
 
-def gather(p: Program, op) -> Local:
+def gather(p: FunctionLowering, op) -> Local:
     b = p.b
     table_type, ids_type = op.operand_types
     result = op.result_type

@@ -19,7 +19,7 @@ from meshir.transforms.partitioned import verify_partitioned
 
 from . import collectives, contraction, creation, elementwise, gspmd, indexing, random, shape
 from .builder import Builder
-from .context import Program, op_error
+from .context import FunctionLowering, op_error
 from .function import block_arguments, function_signature, function_text
 
 RULES = {
@@ -66,7 +66,7 @@ def lower_function(fn, mesh: Mesh | None, channels, mode: str = "explicit") -> s
             raise op_error(fn, f"argument #{i} is pending ({t}); arguments must be complete values")
     b = Builder(channels)
     manual = mode == "explicit" and mesh is not None
-    program = Program(b, mesh if manual else None)
+    program = FunctionLowering(b, mesh if manual else None)
     args = block_arguments(sig, program.mesh, b.fresh)
     program.values.update(zip(fn.regions[0].blocks[0].arguments, args))
     rules, after = (RULES if mesh is not None else _NO_MESH_RULES), None
@@ -79,7 +79,7 @@ def lower_function(fn, mesh: Mesh | None, channels, mode: str = "explicit") -> s
     return function_text(sig, mesh, args, body, results, manual=manual)
 
 
-def _needs_mesh(p: Program, op):
+def _needs_mesh(p: FunctionLowering, op):
     raise op_error(op, "is a collective but the function has no mesh")
 
 

@@ -15,7 +15,7 @@ from meshir.dialect import random_bits as rb
 from meshir.dialect.tensor_type import ELEMENT_TYPES
 
 from . import builder as hlo
-from .context import Program, op_error
+from .context import FunctionLowering, op_error
 from .creation import global_iota
 from .types import Local
 
@@ -26,7 +26,7 @@ def _u32(b: hlo.Builder, value: int, like: Local) -> Local:
     return hlo.splat_like(b, int(value) & 0xFFFFFFFF, like, U32)
 
 
-def linear_index(p: Program, t) -> Local:
+def linear_index(p: FunctionLowering, t) -> Local:
     """The global row-major linear index of every element of `t`'s shard, mod 2**32."""
     b = p.b
     shape = p.shape(t)
@@ -99,7 +99,7 @@ def _work(elem: str) -> tuple[str, type]:
     return ("f64", np.float64) if elem == "f64" else ("f32", np.float32)
 
 
-def random_uniform(p: Program, op) -> Local:
+def random_uniform(p: FunctionLowering, op) -> Local:
     b, t = p.b, op.result_type
     elem = t.element_type
     work, wtype = _work(elem)
@@ -115,7 +115,7 @@ def random_uniform(p: Program, op) -> Local:
     return hlo.binary(b, "minimum", values, hlo.splat_like(b, below_max, values))
 
 
-def random_normal(p: Program, op) -> Local:
+def random_normal(p: FunctionLowering, op) -> Local:
     b, t = p.b, op.result_type
     work, wtype = _work(t.element_type)
     index = linear_index(p, t)

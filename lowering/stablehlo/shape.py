@@ -5,18 +5,18 @@ alike on both sides); slice, concat, pad and shift act along a dim every device 
 from __future__ import annotations
 
 from . import builder as hlo
-from .context import Program
+from .context import FunctionLowering
 from .types import Local
 
 
-def broadcast(p: Program, op) -> Local:
+def broadcast(p: FunctionLowering, op) -> Local:
     """Add the result's new names and reorder (also `transpose`)."""
     (x,) = p.operands(op)
     result = op.result_type
     return hlo.align(p.b, x, op.input_type.names, result.names, p.shape(result))
 
 
-def reshape(p: Program, op) -> Local:
+def reshape(p: FunctionLowering, op) -> Local:
     """Row-major reinterpretation of the shard (also `rename`)."""
     (x,) = p.operands(op)
     return hlo.reshape(p.b, x, p.shape(op.result_type))
@@ -26,23 +26,23 @@ def _axis(op, t) -> int:
     return t.index(op.attr("dim"))
 
 
-def slice_(p: Program, op) -> Local:
+def slice_(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     axis, start = _axis(op, op.input_type), op.attr("start")
     return hlo.slice_along(p.b, x, axis, start, start + op.result_type.shape[axis])
 
 
-def concat(p: Program, op) -> Local:
+def concat(p: FunctionLowering, op) -> Local:
     return hlo.concatenate(p.b, p.operands(op), _axis(op, op.result_type))
 
 
-def pad(p: Program, op) -> Local:
+def pad(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     value = hlo.constant(p.b, op.attr("value"), x.elem)
     return hlo.pad(p.b, x, value, _axis(op, op.input_type), op.attr("low"), op.attr("high"))
 
 
-def shift(p: Program, op) -> Local:
+def shift(p: FunctionLowering, op) -> Local:
     """out[i] = in[i - offset]: a rotation (two slices joined) when wrapping, otherwise a
     pad by `offset` on one side and a cut on the other, with `fill`."""
     (x,) = p.operands(op)

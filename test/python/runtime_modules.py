@@ -3,14 +3,14 @@
 The target form of `mtf-lower-to-stablehlo` (what jax 0.10.2 emits for a `shard_map`): an
 entry `@main` over global tensors with `sdy.sharding`s, whose body is one
 `sdy.manual_computation` over all mesh axes working on local shards. Built from `mtf` types,
-so a test states layouts the way MeshIR does and gets the Signature to match.
+so a test states layouts the way MeshIR does and gets the FunctionSignature to match.
 """
 from __future__ import annotations
 
 import itertools
 
 from meshir.dialect import Mesh, TensorType
-from meshir.dialect.signature import Signature
+from meshir.dialect.signature import FunctionSignature
 
 
 def tensor(shape, elem: str) -> str:
@@ -76,10 +76,10 @@ def manual_module(mesh: Mesh, args, results, body: str, returned, name: str = "m
     )
 
 
-def signature(args: dict, results: dict, function: str = "f") -> Signature:
-    """A Signature from `{name: "!mtf.tensor<...>"}` dicts."""
+def signature(args: dict, results: dict, function: str = "f") -> FunctionSignature:
+    """A FunctionSignature from `{name: "!mtf.tensor<...>"}` dicts."""
     parse = TensorType.parse
-    return Signature(function, tuple(args), tuple(parse(t) for t in args.values()),
+    return FunctionSignature(function, tuple(args), tuple(parse(t) for t in args.values()),
                      tuple(results), tuple(parse(t) for t in results.values()))
 
 

@@ -21,7 +21,7 @@ from meshir.dialect.signature import entry_function, signature
 
 from . import checks
 from .propagation import propagate
-from .report import CompileReport
+from .compile_report import CompileReport
 
 MODES = ("explicit", "gspmd")
 

@@ -17,7 +17,7 @@ from meshir.transforms.registry import did_you_mean
 
 from . import expected_diagnostics
 from .args import UsageError, build_parser, cli_option_names, split_pass_flags
-from .report import Reporter
+from .diagnostic_printer import Reporter
 from .split_input import SPLIT_MARKER, split_input
 
 
