@@ -7,7 +7,7 @@ Walks each function in program order after propagation:
 - contractions, reductions and lookups over split names leave their result *pending*
   (`partial@axes`); a pending sum with one use stays lazy through linear ops (adds of pending
   values add locally) and is all-reduced right before its first non-linear use, or
-  reduce-scattered when a reshard wants the axis split (collectives/linearity.py); one with
+  reduce-scattered when a reshard wants the axis split (dialect/linearity.py); one with
   several uses is reduced once and shared;
 - function results are never pending.
 Every collective records `bytes_per_device`. The output is the partitioned form of
@@ -20,20 +20,18 @@ from dataclasses import dataclass
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
+from meshir.dialect.linearity import lazy_operands
+from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES, OP_CLASSES
+from meshir.dialect.ops import OP_CLASSES, is_collective
+from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
 
 from .collectives.costs import collective_bytes
-from .collectives.linearity import lazy_operands
-from .collectives.local_ops import along_dims, result_partial
 from .collectives.reshard_plan import plan_reshard
-from .partitioned import verify_partitioned
 from .registry import ModulePass, register_pass
-
-COLLECTIVES = COLLECTIVE_OP_NAMES
 
 
 @register_pass
@@ -79,7 +77,7 @@ class _FunctionRewriter:
                 self._rewrite_return(op)
             elif name == "mtf.shard":
                 self._rewrite_shard(op)
-            elif name in COLLECTIVES:
+            elif is_collective(op):
                 self._record_bytes(op)
             elif name.startswith("mtf."):
                 self._rewrite_compute(op)
@@ -137,7 +135,7 @@ class _FunctionRewriter:
                 collective_bytes(kind, op.input_type, axes, self.mesh))
 
     def _rewrite_compute(self, op) -> None:
-        whole = along_dims(op)
+        whole = op.whole_dims()
         for dim in whole:
             self._gather_operands(op, dim)
         for k, v in enumerate(op.operation.operands):

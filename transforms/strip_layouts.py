@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES
+from meshir.dialect.ops import is_collective
 from meshir.dialect.tensor_type import TensorType
 
 from .registry import ModulePass, option, register_pass
 
-COLLECTIVES = COLLECTIVE_OP_NAMES
 
 
 @register_pass
@@ -38,7 +37,7 @@ class StripLayoutsPass(ModulePass):
                     _strip_value(arg)
                 for inner in list(block.operations):
                     self._strip_op(inner.operation)
-        if op.name in COLLECTIVES and not self.keep_collectives:
+        if is_collective(op) and not self.keep_collectives:
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
             return

@@ -10,6 +10,7 @@ from .collectives import (  # noqa: F401
     CollectivePermuteOp,
     ReduceScatterOp,
     ShardOp,
+    is_collective,
 )
 from .contraction import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp  # noqa: F401
 from .creation import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp  # noqa: F401

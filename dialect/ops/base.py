@@ -53,6 +53,11 @@ def _try(cls, attr):
         return None
 
 
+#: LINEAR of the ops that only move or copy elements: a pending value of any kind stays
+#: pending through them when every operand is pending alike.
+MOVE = {"sum": "alike", "max": "alike", "min": "alike"}
+
+
 KIND_TEXT = {
     "str": "a string",
     "int": "an integer",
@@ -74,6 +79,47 @@ class MtfOp(ir.OpView):
     ATTRIBUTES: dict[str, str] = {}
     #: Attribute names among ATTRIBUTES that may be omitted.
     OPTIONAL: frozenset[str] = frozenset()
+
+    # -- traits: what the op is, read by every layer (verifier, API, autodiff, propagation,
+    # collective insertion, partitioned form, lowering) instead of lists of op names ----------
+    #: A collective: a global identity that changes the layout (see ops/collectives.py).
+    IS_COLLECTIVE = False
+    #: A layout constraint or collective: it relays layouts, propagation never reshards it.
+    CHANGES_LAYOUT = False
+    #: How propagation relates the dims of operands and result (Shardy's factors):
+    #: "by_name" (one factor per name), "positional" (rename: position i to position i),
+    #: "reshape" (groups of dims with equal element counts), "none" (each value apart).
+    FACTORS = "by_name"
+    #: Attributes naming dims the op computes along (cuts, joins, shifts): such a dim must be
+    #: whole on every device in the partitioned form.
+    WHOLE_DIM_ATTRS: tuple[str, ...] = ()
+    #: Attributes naming dims whose operand and result index spaces differ, so a layout does
+    #: not pass through them in propagation (slice, concat, pad; a collective's changed dims).
+    UNLINKED_DIM_ATTRS: tuple[str, ...] = ()
+    #: Attributes naming dims of the first operand looked up by index (gather): split over
+    #: axes A, the local lookup leaves the result pending over A.
+    LOOKUP_DIM_ATTRS: tuple[str, ...] = ()
+    #: The reduction over operand names absent from the result ("sum", "max", "min"), if any:
+    #: reduced while split over axes A, the local result is pending over A.
+    REDUCTION: str | None = None
+    #: Pending reduction kind -> how a pending operand may stay pending through this op
+    #: (docs/partitioning.md, "Linear uses"); see dialect/linearity.py for the rule names.
+    LINEAR: dict[str, str] = {}
+
+    def whole_dims(self) -> list[str]:
+        """The dims named by WHOLE_DIM_ATTRS."""
+        return [self.attr(a) for a in self.WHOLE_DIM_ATTRS]
+
+    def unlinked_dims(self) -> set[str]:
+        """The dims named by UNLINKED_DIM_ATTRS (a collective: the dims it changes)."""
+        return {self.attr(a) for a in self.UNLINKED_DIM_ATTRS}
+
+    def lookup_dims(self) -> list[str]:
+        return [self.attr(a) for a in self.LOOKUP_DIM_ATTRS]
+
+    def linear_rules(self) -> dict[str, str]:
+        """LINEAR, unless the op's attributes decide otherwise (pad with a non-zero value)."""
+        return self.LINEAR
 
     def __init__(self, result_type, operands, attributes=None, *, loc=None, ip=None):
         if isinstance(result_type, TensorType):
@@ -112,6 +158,16 @@ class MtfOp(ir.OpView):
     @property
     def input_type(self) -> TensorType:
         return self.operand_types[0]
+
+    @classmethod
+    def infer_result_type(cls, operand_types: list[TensorType], attrs: dict) -> TensorType:
+        """The result type from the operand types and attributes (Python values), for ops
+        whose result type follows from them; VerifyError when the operands do not fit."""
+        raise NotImplementedError(f"{cls.OPERATION_NAME} does not infer its result type")
+
+    def attribute_values(self) -> dict:
+        """Every attribute the op declares, as Python values (defaults for absent ones)."""
+        return {name: self.attr(name) for name in self.ATTRIBUTES}
 
     def attr(self, name: str):
         """The Python value of attribute `name` (or its default when optional and absent)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..diagnostics import VerifyError
 from ..tensor_type import TensorType, format_axes
-from .base import MtfOp, mtf_op
+from .base import OP_CLASSES, MtfOp, mtf_op
 
 REDUCTIONS = ("sum", "max", "min")
 
@@ -44,6 +44,7 @@ class ShardOp(_GlobalIdentityOp):
     """
 
     OPERATION_NAME = "mtf.shard"
+    CHANGES_LAYOUT = True
     ATTRIBUTES = {"reshard": "bool"}
     OPTIONAL = frozenset({"reshard"})
     DEFAULTS = {"reshard": False}
@@ -57,24 +58,98 @@ BYTES = {"bytes_per_device": "int"}
 
 
 class _CollectiveOp(_GlobalIdentityOp):
+    """A collective: a global identity whose layout change is `result_of`, the one statement
+    of it that the verifier, the API, the reshard planner and propagation all use."""
+
     OPTIONAL = frozenset({"bytes_per_device"})
+    IS_COLLECTIVE = True
+    CHANGES_LAYOUT = True
+    #: Attributes naming the dims whose layout this collective changes (in check order).
+    CHANGED_DIM_ATTRS: tuple[str, ...] = ()
+    #: Whether it completes pending reductions (its `reduction` and `axes` leave `partial`).
+    COMPLETES_REDUCTION = False
 
     @property
     def axes(self) -> tuple[str, ...]:
         return self.attr("axes")
 
-    def _check_partial_cleared(self, src, result):
-        reduction = self.attr("reduction")
-        if reduction not in REDUCTIONS:
-            raise VerifyError(f"reduction must be one of {', '.join(REDUCTIONS)}, got '{reduction}'")
-        if src.partial_reduction != reduction and src.partial:
-            raise VerifyError(f"reduction '{reduction}' does not match the operand's pending {src.partial_reduction}")
-        missing = [a for a in self.axes if a not in src.partial]
-        if missing:
-            raise VerifyError(f"operand {src} is not partial over {format_axes(tuple(missing))}")
-        left = tuple(a for a in src.partial if a not in self.axes)
-        if result.partial != left:
+    @classmethod
+    def result_of(cls, source: TensorType, attrs: dict) -> TensorType:
+        """The type this collective makes of `source`, given its attributes (Python values);
+        VerifyError when it does not apply to `source`."""
+        raise NotImplementedError(cls.OPERATION_NAME)
+
+    @classmethod
+    def operand_layouts(cls, attrs: dict, result_axes) -> dict[str, tuple[str, ...]] | None:
+        """The inverse on the changed dims: their operand layouts, given `result_axes(dim)`
+        (the result's layout of a dim); None when each side keeps the layout written for it."""
+        return None
+
+    @classmethod
+    def infer_result_type(cls, operand_types, attrs):
+        return cls.result_of(operand_types[0], attrs)
+
+    def changed_dims(self) -> list[str]:
+        return [self.attr(a) for a in self.CHANGED_DIM_ATTRS]
+
+    def unlinked_dims(self) -> set[str]:
+        return set(self.changed_dims())
+
+    def verify_op(self, mesh):
+        src, result = self._check_same_tensor()
+        if "axes" in self.ATTRIBUTES:
+            self.axes_on_mesh(self.axes, mesh)
+        for name in self.CHANGED_DIM_ATTRS:
+            self.dim_attr(name, src)
+        self._check_result(self.result_of(src, self.attribute_values()), result)
+
+    def _check_result(self, expected: TensorType, result: TensorType) -> None:
+        """The first difference between the result and the one `result_of` gives, in words."""
+        if self.COMPLETES_REDUCTION and result.partial != expected.partial:
+            left = expected.partial
             raise VerifyError(f"result must be partial over {format_axes(left) if left else 'no axes'}, got {result}")
+        changed = self.changed_dims()
+        for dim in changed:
+            if _axes(result, dim) != _axes(expected, dim):
+                raise VerifyError(f"result layout of '{dim}' must be @{format_axes(_axes(expected, dim))}, "
+                                  f"got {_layout_text(result, dim)}")
+        for d in result.names:
+            if d not in changed and _axes(result, d) != _axes(expected, d):
+                raise VerifyError(f"{self.short_name} may not change the layout of '{d}'")
+        if result.partial != expected.partial:
+            raise VerifyError(f"{self.short_name} may not change the pending partial axes")
+
+
+def _dim(source: TensorType, attrs: dict, name: str) -> str:
+    dim = attrs[name]
+    if not source.has(dim):
+        raise VerifyError(f"{name} '{dim}' is not a dimension of the operand {source}")
+    return dim
+
+
+def _completed(source: TensorType, attrs: dict) -> TensorType:
+    """`source` with the pending reduction over `attrs['axes']` completed."""
+    reduction, axes = attrs["reduction"], tuple(attrs["axes"])
+    if reduction not in REDUCTIONS:
+        raise VerifyError(f"reduction must be one of {', '.join(REDUCTIONS)}, got '{reduction}'")
+    if source.partial_reduction != reduction and source.partial:
+        raise VerifyError(f"reduction '{reduction}' does not match the operand's pending {source.partial_reduction}")
+    missing = [a for a in axes if a not in source.partial]
+    if missing:
+        raise VerifyError(f"operand {source} is not partial over {format_axes(tuple(missing))}")
+    return source.with_partial(tuple(a for a in source.partial if a not in axes))
+
+
+def _minor_axes_removed(source: TensorType, dim: str, axes: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """`dim`'s layout without its minor-most `axes` (which it must end with)."""
+    before, k = _axes(source, dim), len(axes)
+    if k > len(before) or before[len(before) - k:] != axes:
+        raise VerifyError(f"operand {_layout_text(source, dim)} does not end with the {what} axes {format_axes(axes)}")
+    return before[: len(before) - k]
+
+
+def _without(axes: tuple[str, ...], removed: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(a for a in axes if a not in removed)
 
 
 @mtf_op
@@ -83,12 +158,11 @@ class AllReduceOp(_CollectiveOp):
 
     OPERATION_NAME = "mtf.all_reduce"
     ATTRIBUTES = {"reduction": "str", "axes": "axes", **BYTES}
+    COMPLETES_REDUCTION = True
 
-    def verify_op(self, mesh):
-        src, result = self._check_same_tensor()
-        self.axes_on_mesh(self.axes, mesh)
-        self._check_partial_cleared(src, result)
-        self._check_unchanged_except(src, result, set())
+    @classmethod
+    def result_of(cls, source, attrs):
+        return _completed(source, attrs)
 
 
 @mtf_op
@@ -97,19 +171,17 @@ class AllGatherOp(_CollectiveOp):
 
     OPERATION_NAME = "mtf.all_gather"
     ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
+    CHANGED_DIM_ATTRS = ("dim",)
 
-    def verify_op(self, mesh):
-        src, result = self._check_same_tensor()
-        self.axes_on_mesh(self.axes, mesh)
-        dim = self.dim_attr("dim", src)
-        before, k = _axes(src, dim), len(self.axes)
-        if before[len(before) - k :] != self.axes or k > len(before):
-            raise VerifyError(f"operand {_layout_text(src, dim)} does not end with the gathered axes {format_axes(self.axes)}")
-        if _axes(result, dim) != before[: len(before) - k]:
-            raise VerifyError(f"result layout of '{dim}' must be @{format_axes(before[: len(before) - k])}, got {_layout_text(result, dim)}")
-        self._check_unchanged_except(src, result, {dim})
-        if src.partial != result.partial:
-            raise VerifyError("all_gather may not change the pending partial axes")
+    @classmethod
+    def result_of(cls, source, attrs):
+        dim = _dim(source, attrs, "dim")
+        return source.with_layout({dim: _minor_axes_removed(source, dim, tuple(attrs["axes"]), "gathered")})
+
+    @classmethod
+    def operand_layouts(cls, attrs, result_axes):
+        axes = tuple(attrs["axes"])
+        return {attrs["dim"]: _without(result_axes(attrs["dim"]), axes) + axes}
 
 
 @mtf_op
@@ -118,20 +190,19 @@ class AllSliceOp(_CollectiveOp):
 
     OPERATION_NAME = "mtf.all_slice"
     ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
+    CHANGED_DIM_ATTRS = ("dim",)
 
-    def verify_op(self, mesh):
-        src, result = self._check_same_tensor()
-        self.axes_on_mesh(self.axes, mesh)
-        dim = self.dim_attr("dim", src)
-        used = [a for a in self.axes if a in src.used_axes_list()]
+    @classmethod
+    def result_of(cls, source, attrs):
+        dim, axes = _dim(source, attrs, "dim"), tuple(attrs["axes"])
+        used = [a for a in axes if a in source.used_axes_list()]
         if used:
-            raise VerifyError(f"mesh axis '{used[0]}' is already used by the operand {src}")
-        want = _axes(src, dim) + self.axes
-        if _axes(result, dim) != want:
-            raise VerifyError(f"result layout of '{dim}' must be @{format_axes(want)}, got {_layout_text(result, dim)}")
-        self._check_unchanged_except(src, result, {dim})
-        if src.partial != result.partial:
-            raise VerifyError("all_slice may not change the pending partial axes")
+            raise VerifyError(f"mesh axis '{used[0]}' is already used by the operand {source}")
+        return source.with_layout({dim: _axes(source, dim) + axes})
+
+    @classmethod
+    def operand_layouts(cls, attrs, result_axes):
+        return {attrs["dim"]: _without(result_axes(attrs["dim"]), tuple(attrs["axes"]))}
 
 
 @mtf_op
@@ -141,16 +212,17 @@ class ReduceScatterOp(_CollectiveOp):
 
     OPERATION_NAME = "mtf.reduce_scatter"
     ATTRIBUTES = {"reduction": "str", "dim": "str", "axes": "axes", **BYTES}
+    CHANGED_DIM_ATTRS = ("dim",)
+    COMPLETES_REDUCTION = True
 
-    def verify_op(self, mesh):
-        src, result = self._check_same_tensor()
-        self.axes_on_mesh(self.axes, mesh)
-        dim = self.dim_attr("dim", src)
-        self._check_partial_cleared(src, result)
-        want = _axes(src, dim) + self.axes
-        if _axes(result, dim) != want:
-            raise VerifyError(f"result layout of '{dim}' must be @{format_axes(want)}, got {_layout_text(result, dim)}")
-        self._check_unchanged_except(src, result, {dim})
+    @classmethod
+    def result_of(cls, source, attrs):
+        dim = _dim(source, attrs, "dim")
+        return _completed(source, attrs).with_layout({dim: _axes(source, dim) + tuple(attrs["axes"])})
+
+    @classmethod
+    def operand_layouts(cls, attrs, result_axes):
+        return AllSliceOp.operand_layouts(attrs, result_axes)
 
 
 @mtf_op
@@ -160,33 +232,38 @@ class AllToAllOp(_CollectiveOp):
 
     OPERATION_NAME = "mtf.all_to_all"
     ATTRIBUTES = {"src_dim": "str", "dst_dim": "str", "axes": "axes", **BYTES}
+    CHANGED_DIM_ATTRS = ("src_dim", "dst_dim")
 
-    def verify_op(self, mesh):
-        src, result = self._check_same_tensor()
-        self.axes_on_mesh(self.axes, mesh)
-        a = self.dim_attr("src_dim", src)
-        b = self.dim_attr("dst_dim", src)
+    @classmethod
+    def result_of(cls, source, attrs):
+        a, b, axes = _dim(source, attrs, "src_dim"), _dim(source, attrs, "dst_dim"), tuple(attrs["axes"])
         if a == b:
             raise VerifyError(f"src_dim and dst_dim must differ, both are '{a}'")
-        before, k = _axes(src, a), len(self.axes)
-        if k > len(before) or before[len(before) - k :] != self.axes:
-            raise VerifyError(f"operand {_layout_text(src, a)} does not end with the moved axes {format_axes(self.axes)}")
-        if _axes(result, a) != before[: len(before) - k]:
-            raise VerifyError(f"result layout of '{a}' must be @{format_axes(before[: len(before) - k])}, got {_layout_text(result, a)}")
-        if _axes(result, b) != _axes(src, b) + self.axes:
-            raise VerifyError(f"result layout of '{b}' must be @{format_axes(_axes(src, b) + self.axes)}, got {_layout_text(result, b)}")
-        self._check_unchanged_except(src, result, {a, b})
-        if src.partial != result.partial:
-            raise VerifyError("all_to_all may not change the pending partial axes")
+        return source.with_layout({a: _minor_axes_removed(source, a, axes, "moved"), b: _axes(source, b) + axes})
+
+    @classmethod
+    def operand_layouts(cls, attrs, result_axes):
+        a, b, axes = attrs["src_dim"], attrs["dst_dim"], tuple(attrs["axes"])
+        return {a: _without(result_axes(a), axes) + axes, b: _without(result_axes(b), axes)}
 
 
 @mtf_op
 class CollectivePermuteOp(_CollectiveOp):
     """`mtf.collective_permute`: re-map which device holds which shard; every device's shard
-    keeps its local shape (e.g. `@x` -> `@y` with |x| = |y|, or `@(x,y)` -> `@(y,x)`)."""
+    keeps its local shape (e.g. `@x` -> `@y` with |x| = |y|, or `@(x,y)` -> `@(y,x)`). Its
+    result layout is chosen, not derived: `result_of` takes it as `attrs['layout']`."""
 
     OPERATION_NAME = "mtf.collective_permute"
     ATTRIBUTES = BYTES
+
+    @classmethod
+    def result_of(cls, source, attrs):
+        return source.with_layout(attrs.get("layout", {}))
+
+    def changed_dims(self) -> list[str]:
+        """The dims laid out differently on the two sides (a dim free on either side is not moved)."""
+        src, dst = self.input_type, self.result_type
+        return [d.name for d in src.dims if d.axes is not None and dst.dim(d.name).axes not in (None, d.axes)]
 
     def verify_op(self, mesh):
         src, result = self._check_same_tensor()
@@ -199,8 +276,10 @@ class CollectivePermuteOp(_CollectiveOp):
             )
 
 
+def is_collective(op) -> bool:
+    """Whether `op` (an OpView or Operation) is one of the collectives."""
+    return getattr(OP_CLASSES.get(op.operation.name), "IS_COLLECTIVE", False)
+
+
 #: The op names of the collectives (`mtf.shard` is not one: it constrains, it moves nothing).
-COLLECTIVE_OP_NAMES = frozenset(
-    cls.OPERATION_NAME
-    for cls in (AllReduceOp, AllGatherOp, ReduceScatterOp, AllSliceOp, AllToAllOp, CollectivePermuteOp)
-)
+COLLECTIVE_OP_NAMES = frozenset(name for name, cls in OP_CLASSES.items() if getattr(cls, "IS_COLLECTIVE", False))

@@ -12,6 +12,8 @@ class EinsumOp(MtfOp):
 
     OPERATION_NAME = "mtf.einsum"
     OPERANDS = (1, None)
+    REDUCTION = "sum"
+    LINEAR = {"sum": "one_factor"}  # multilinear: one pending factor
 
     @property
     def reduced_names(self) -> list[str]:
@@ -67,6 +69,7 @@ class ReduceSumOp(ReduceOp):
     """`mtf.reduce_sum`: sum over the names absent from the result."""
 
     OPERATION_NAME = "mtf.reduce_sum"
+    LINEAR = {"sum": "each"}
 
 
 @mtf_op
@@ -75,6 +78,7 @@ class ReduceMaxOp(ReduceOp):
 
     OPERATION_NAME = "mtf.reduce_max"
     REDUCTION = "max"
+    LINEAR = {"max": "alike"}
 
 
 @mtf_op
@@ -83,3 +87,4 @@ class ReduceMinOp(ReduceOp):
 
     OPERATION_NAME = "mtf.reduce_min"
     REDUCTION = "min"
+    LINEAR = {"min": "alike"}

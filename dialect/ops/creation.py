@@ -18,6 +18,7 @@ class ConstantOp(MtfOp):
     """`mtf.constant {value}`: a splat number, or dense elements shaped like the result."""
 
     OPERATION_NAME = "mtf.constant"
+    FACTORS = "none"  # each value keeps the layout it is given
     OPERANDS = (0, 0)
     ATTRIBUTES = {"value": "any"}
 
@@ -101,6 +102,7 @@ class IotaOp(MtfOp):
     """`mtf.iota {dim}`: each element is its index along `dim`."""
 
     OPERATION_NAME = "mtf.iota"
+    FACTORS = "none"  # each value keeps the layout it is given
     OPERANDS = (0, 0)
     ATTRIBUTES = {"dim": "str"}
 
@@ -115,6 +117,7 @@ class RandomOp(MtfOp):
     """Random numbers as a function of (seed, global index): every layout gives the same values."""
 
     OPERANDS = (0, 0)
+    FACTORS = "none"
 
     def verify_op(self, mesh):
         t = self.result_type

@@ -3,11 +3,23 @@ in the order the result type gives, and every shared name must have one size."""
 from __future__ import annotations
 
 from ..diagnostics import VerifyError
-from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES
-from .base import MtfOp, mtf_op, names_text, same_element_type, same_sizes
+from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES, Dimension, TensorType
+from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
 
 NUMERIC = FLOAT_TYPES | INTEGER_TYPES
 ALL_TYPES = NUMERIC | {"i1"}
+
+
+def broadcast_by_name(types: list[TensorType]) -> tuple[Dimension, ...]:
+    """The union of the names of `types` in order of first appearance (Mesh-TensorFlow's
+    broadcast rule); VerifyError when a name has two sizes."""
+    sizes: dict[str, int] = {}
+    for i, t in enumerate(types):
+        for d in t.dims:
+            if sizes.setdefault(d.name, d.size) != d.size:
+                raise VerifyError(f"dimension '{d.name}' has size {sizes[d.name]} in one operand and {d.size} "
+                                  f"in operand #{i}")
+    return tuple(Dimension(name, size) for name, size in sizes.items())
 
 
 class ElementwiseOp(MtfOp):
@@ -19,6 +31,11 @@ class ElementwiseOp(MtfOp):
     RESULT_ELEMENT: str | None = None
     #: Operand indices that must share the element type.
     SAME_ELEMENT_OPERANDS: tuple[int, ...] | None = None
+
+    @classmethod
+    def infer_result_type(cls, operand_types, attrs):
+        """Operands broadcast by name; the element type is RESULT_ELEMENT or the last operand's."""
+        return TensorType(broadcast_by_name(operand_types), cls.RESULT_ELEMENT or operand_types[-1].element_type)
 
     @property
     def lhs(self):
@@ -48,7 +65,7 @@ class ElementwiseOp(MtfOp):
             raise VerifyError(f"result element type must be {want}, got {result.element_type}")
 
 
-def _elementwise(name: str, arity: int, operand_types, result_element=None, doc=""):
+def _elementwise(name: str, arity: int, operand_types, result_element=None, doc="", linear=None):
     cls = type(
         name.title().replace("_", "") + "Op",
         (ElementwiseOp,),
@@ -57,42 +74,48 @@ def _elementwise(name: str, arity: int, operand_types, result_element=None, doc=
             "OPERANDS": (arity, arity),
             "OPERAND_TYPES": frozenset(operand_types),
             "RESULT_ELEMENT": result_element,
+            "LINEAR": linear or {},
             "__doc__": doc or f"`mtf.{name}`: elementwise {name}.",
         },
     )
     return mtf_op(cls)
 
 
-#: Unary op name -> element types it accepts.
+def _sum(rule: str) -> dict[str, str]:
+    return {"sum": rule}
+
+
+#: Unary op name -> (element types it accepts, LINEAR: how a pending operand passes).
 UNARY_OPS = {
-    "neg": NUMERIC,
-    "abs": NUMERIC,
-    "sign": NUMERIC,
-    "relu": NUMERIC,
-    "exp": FLOAT_TYPES,
-    "log": FLOAT_TYPES,
-    "sqrt": FLOAT_TYPES,
-    "rsqrt": FLOAT_TYPES,
-    "tanh": FLOAT_TYPES,
-    "logistic": FLOAT_TYPES,
-    "sin": FLOAT_TYPES,
-    "cos": FLOAT_TYPES,
-    "floor": FLOAT_TYPES,
-    "stop_gradient": ALL_TYPES,
+    "neg": (NUMERIC, _sum("each")),
+    "abs": (NUMERIC, None),
+    "sign": (NUMERIC, None),
+    "relu": (NUMERIC, None),
+    "exp": (FLOAT_TYPES, None),
+    "log": (FLOAT_TYPES, None),
+    "sqrt": (FLOAT_TYPES, None),
+    "rsqrt": (FLOAT_TYPES, None),
+    "tanh": (FLOAT_TYPES, None),
+    "logistic": (FLOAT_TYPES, None),
+    "sin": (FLOAT_TYPES, None),
+    "cos": (FLOAT_TYPES, None),
+    "floor": (FLOAT_TYPES, None),
+    "stop_gradient": (ALL_TYPES, MOVE),
 }
+#: Binary op name -> (element types, LINEAR).
 BINARY_OPS = {
-    "add": NUMERIC,
-    "sub": NUMERIC,
-    "mul": NUMERIC,
-    "div": NUMERIC,
-    "max": ALL_TYPES,
-    "min": ALL_TYPES,
-    "pow": NUMERIC,
+    "add": (NUMERIC, _sum("alike")),  # (a1 + a2) + (b1 + b2) is pending; (a1 + a2) + c is not
+    "sub": (NUMERIC, _sum("alike")),
+    "mul": (NUMERIC, _sum("one_factor")),
+    "div": (NUMERIC, _sum("numerator")),
+    "max": (ALL_TYPES, {"max": "alike"}),
+    "min": (ALL_TYPES, {"min": "alike"}),
+    "pow": (NUMERIC, None),
 }
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 
-UNARY_CLASSES = {n: _elementwise(n, 1, t) for n, t in UNARY_OPS.items()}
-BINARY_CLASSES = {n: _elementwise(n, 2, t) for n, t in BINARY_OPS.items()}
+UNARY_CLASSES = {n: _elementwise(n, 1, t, linear=linear) for n, (t, linear) in UNARY_OPS.items()}
+BINARY_CLASSES = {n: _elementwise(n, 2, t, linear=linear) for n, (t, linear) in BINARY_OPS.items()}
 COMPARE_CLASSES = {
     n: _elementwise(n, 2, ALL_TYPES, "i1", f"`mtf.{n}`: elementwise comparison, result i1.") for n in COMPARE_OPS
 }

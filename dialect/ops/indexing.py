@@ -45,6 +45,7 @@ class GatherOp(MtfOp):
     OPERATION_NAME = "mtf.gather"
     OPERANDS = (2, 2)
     ATTRIBUTES = {"dim": "str"}
+    LOOKUP_DIM_ATTRS = ("dim",)
 
     @property
     def table(self):

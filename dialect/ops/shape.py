@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..diagnostics import VerifyError
-from .base import MtfOp, mtf_op, names_text, same_element_type, same_sizes
+from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
 
 
 class _SameElementOp(MtfOp):
@@ -17,6 +17,7 @@ class BroadcastOp(_SameElementOp):
     """`mtf.broadcast`: add dimensions (replicating values) and/or reorder."""
 
     OPERATION_NAME = "mtf.broadcast"
+    LINEAR = MOVE
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
@@ -32,6 +33,8 @@ class ReshapeOp(_SameElementOp):
     """`mtf.reshape`: reinterpret the row-major elements under new names and sizes."""
 
     OPERATION_NAME = "mtf.reshape"
+    FACTORS = "reshape"
+    LINEAR = MOVE
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
@@ -47,6 +50,8 @@ class RenameOp(_SameElementOp):
     """`mtf.rename`: give dimensions new names, position by position (sizes unchanged)."""
 
     OPERATION_NAME = "mtf.rename"
+    FACTORS = "positional"
+    LINEAR = MOVE
 
     @property
     def renaming(self) -> dict[str, str]:
@@ -65,6 +70,7 @@ class TransposeOp(_SameElementOp):
     """`mtf.transpose`: the same dimensions in another order."""
 
     OPERATION_NAME = "mtf.transpose"
+    LINEAR = MOVE
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
@@ -79,6 +85,8 @@ class TransposeOp(_SameElementOp):
 class _AlongDimOp(_SameElementOp):
     """Ops acting along one named dim (`dim` attribute); other dims are unchanged."""
 
+    WHOLE_DIM_ATTRS = ("dim",)
+
     def _check_other_dims(self, src, result, dim):
         if src.names != result.names:
             raise VerifyError(f"result names {names_text(result.names)} must equal operand names {names_text(src.names)}")
@@ -92,6 +100,8 @@ class SliceOp(_AlongDimOp):
     """`mtf.slice {dim, start}`: a contiguous window of `dim`; its length is the result's size."""
 
     OPERATION_NAME = "mtf.slice"
+    UNLINKED_DIM_ATTRS = ("dim",)
+    LINEAR = MOVE
     ATTRIBUTES = {"dim": "str", "start": "int"}
 
     def verify_op(self, mesh):
@@ -109,6 +119,8 @@ class ConcatOp(_AlongDimOp):
     """`mtf.concat {dim}`: join operands along `dim`."""
 
     OPERATION_NAME = "mtf.concat"
+    UNLINKED_DIM_ATTRS = ("dim",)
+    LINEAR = MOVE
     OPERANDS = (1, None)
     ATTRIBUTES = {"dim": "str"}
 
@@ -128,9 +140,15 @@ class PadOp(_AlongDimOp):
     """`mtf.pad {dim, low, high, value}`: add `low` and `high` elements of `value` along `dim`."""
 
     OPERATION_NAME = "mtf.pad"
+    UNLINKED_DIM_ATTRS = ("dim",)
+    LINEAR = MOVE
     ATTRIBUTES = {"dim": "str", "low": "int", "high": "int", "value": "float"}
     OPTIONAL = frozenset({"value"})
     DEFAULTS = {"value": 0.0}
+
+    def linear_rules(self):
+        """Padding with a non-zero value adds it on every device: not linear for a sum."""
+        return self.LINEAR if self.attr("value") == 0.0 else {k: v for k, v in self.LINEAR.items() if k != "sum"}
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type

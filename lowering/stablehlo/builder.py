@@ -67,9 +67,10 @@ class Builder:
 
     def op(self, name: str, operands, shape, elem: str, attrs: dict | None = None, region: str | None = None) -> Local:
         """Emit `"stablehlo.<name>"(operands) ({region}) {attrs} : (types) -> type` and
-        return its result."""
+        return its result; a `name` with a dialect prefix (`chlo.erf`) is taken as it is."""
         result = Local(self.fresh(), tuple(shape), elem)
-        text = f'{result.name} = "stablehlo.{name}"({", ".join(v.name for v in operands)})'
+        qualified = name if "." in name else f"stablehlo.{name}"
+        text = f'{result.name} = "{qualified}"({", ".join(v.name for v in operands)})'
         if region:
             text += f" ({region})"
         if attrs:

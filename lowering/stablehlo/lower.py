@@ -15,7 +15,7 @@ from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostic
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.signature import function_name, functions, is_mtf_function
 from meshir.dialect.verifier import check_module
-from meshir.transforms.partitioned import verify_partitioned
+from meshir.dialect.partitioned import verify_partitioned
 
 from . import collectives, contraction, creation, elementwise, gspmd, indexing, random, shape
 from .builder import Builder

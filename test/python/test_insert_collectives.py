@@ -7,7 +7,7 @@ from random_programs import programs
 import meshir as mi
 from meshir.dialect.signature import entry_function
 from meshir.transforms.insert_collectives import InsertCollectivesPass
-from meshir.transforms.partitioned import verify_partitioned
+from meshir.dialect.partitioned import verify_partitioned
 
 MESH = mi.Mesh({"x": 4, "y": 2})
 B, M, F = mi.Dim("batch", 8), mi.Dim("d_model", 16), mi.Dim("d_ff", 64)

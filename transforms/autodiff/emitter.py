@@ -1,8 +1,8 @@
 """Building the backward ops: `mtf` ops with free layouts, written by name.
 
 The VJP rules never spell out result types: each helper derives its result type from its
-operands the way the Python API does (elementwise: the union of names, first operand's
-names first), so a rule reads like the math. Every value an Emitter makes has a free layout
+operands, for elementwise ops with the op's own `infer_result_type` (the one the Python API
+uses), so a rule reads like the math. Every value an Emitter makes has a free layout
 (no `@`, no `partial`): the gradient is an ordinary program for propagation to partition.
 """
 from __future__ import annotations
@@ -39,15 +39,6 @@ def free(t: TensorType) -> TensorType:
     return t.without_layout()
 
 
-def union_dims(types) -> list[Dimension]:
-    """Names of all types, in order of first appearance (Mesh-TensorFlow's broadcast rule)."""
-    dims: dict[str, Dimension] = {}
-    for t in types:
-        for d in t.dims:
-            dims.setdefault(d.name, Dimension(d.name, d.size))
-    return list(dims.values())
-
-
 class Emitter:
     """Inserts free-layout `mtf` ops before a fixed op, at a location the caller sets."""
 
@@ -78,10 +69,8 @@ class Emitter:
         return self.emit(ConstantOp, free(t), [], {"value": 0.0})
 
     # -- elementwise -------------------------------------------------------------------------
-    def _ew(self, op_class, operands, element_type=None) -> ir.Value:
-        types = [type_of(v) for v in operands]
-        elem = element_type or types[-1].element_type
-        return self.emit(op_class, TensorType(tuple(union_dims(types)), elem), operands)
+    def _ew(self, op_class, operands) -> ir.Value:
+        return self.emit(op_class, op_class.infer_result_type([type_of(v) for v in operands], {}), operands)
 
     def unary(self, name: str, x) -> ir.Value:
         return self._ew(UNARY_CLASSES[name], [x])
@@ -92,7 +81,7 @@ class Emitter:
 
     def compare(self, name: str, a, b) -> ir.Value:
         a, b = self._number(a, b), self._number(b, a)
-        return self._ew(COMPARE_CLASSES[name], [a, b], "i1")
+        return self._ew(COMPARE_CLASSES[name], [a, b])
 
     def _number(self, x, other):
         """Python numbers become scalars of the other operand's element type."""
@@ -118,9 +107,7 @@ class Emitter:
     def select(self, cond, on_true, on_false) -> ir.Value:
         like = on_true if not isinstance(on_true, (int, float)) else on_false
         on_true, on_false = self._number(on_true, like), self._number(on_false, like)
-        types = [type_of(v) for v in (cond, on_true, on_false)]
-        return self.emit(SelectOp, TensorType(tuple(union_dims(types)), types[1].element_type),
-                         [cond, on_true, on_false])
+        return self._ew(SelectOp, [cond, on_true, on_false])
 
     def cast(self, x, element_type: str) -> ir.Value:
         t = type_of(x)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from meshir._jax_private import func, ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES, ShardOp
+from meshir.dialect.ops import ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.verifier import check_module
@@ -31,7 +31,6 @@ from . import contraction, elementwise, indexing, layout, shape  # noqa: F401  (
 from .emitter import Emitter, free, type_of
 from .rules import VJP_RULES, differentiable
 
-COLLECTIVES = COLLECTIVE_OP_NAMES
 COTANGENT_NAME = "cotangent"
 
 
@@ -132,7 +131,7 @@ def _to_global_form(block) -> None:
         name = op.operation.name
         is_reshard = name == "mtf.shard" and "reshard" in op.operation.attributes \
             and ir.BoolAttr(op.operation.attributes["reshard"]).value
-        if name in COLLECTIVES or is_reshard:
+        if is_collective(op) or is_reshard:
             op.operation.results[0].replace_all_uses_with(op.operation.operands[0])
             op.operation.erase()
         elif name == "mtf.shard":  # the user's constraint: keep its layout

@@ -1,3 +1,4 @@
-"""Collective insertion, split in parts: byte costs (`costs`), which uses of a partial value
-are linear (`linearity`), the layout-to-layout planner (`reshard_plan`), and the per-op rewrite
-(`local_ops`). The pass is `transforms/insert_collectives.py`."""
+"""Collective insertion, split in parts: byte costs (`costs`) and the layout-to-layout
+planner (`reshard_plan`). Which uses of a partial value are linear and what an op leaves
+pending are facts of the dialect (dialect/linearity.py, dialect/local_semantics.py). The pass
+is `transforms/insert_collectives.py`."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.tensor_type import TensorType
 
 from .costs import collective_bytes, group_size
@@ -44,8 +45,11 @@ def plan_reshard(source: TensorType, target: TensorType, mesh_shape: dict[str, i
     steps: list[Step] = []
     current = source
 
-    def emit(kind, attrs, result):
+    def emit(kind, attrs, layout=None):
+        """Append collective `kind`; its result type is the collective's own `result_of`
+        (a permute's target layout is chosen here, so it is passed as `layout`)."""
         nonlocal current
+        result = OP_CLASSES["mtf." + kind].result_of(current, {**attrs, "layout": layout or {}})
         axes = attrs.get("axes", ())
         cost = collective_bytes(kind, current, axes if axes else _changed_axes(current, result), mesh_shape)
         steps.append(Step(kind, attrs, current, result, cost))
@@ -80,15 +84,11 @@ def _plan_partial(current, target, emit, now) -> None:
             want, have = _axes(target, d), _axes(t, d)
             used = set(t.used_axes_list()) - {axis}
             if _is_prefix(have + (axis,), want) and axis not in used:
-                remaining = tuple(a for a in t.partial if a != axis)
-                emit("reduce_scatter", {"reduction": reduction, "dim": d, "axes": (axis,)},
-                     t.with_partial(remaining).with_layout({d: have + (axis,)}))
+                emit("reduce_scatter", {"reduction": reduction, "dim": d, "axes": (axis,)})
                 left.remove(axis)
                 break
     if left:
-        t = now()
-        emit("all_reduce", {"reduction": reduction, "axes": tuple(left)},
-             t.with_partial(tuple(a for a in t.partial if a not in left)))
+        emit("all_reduce", {"reduction": reduction, "axes": tuple(left)})
 
 
 def _permute_step(current, target, mesh_shape):
@@ -97,7 +97,7 @@ def _permute_step(current, target, mesh_shape):
         others = {a for n in current.names if n != d for a in _axes(current, n)} | set(current.partial)
         if (have and want and have != want and len(have) == len(want)
                 and group_size(have, mesh_shape) == group_size(want, mesh_shape) and not set(want) & others):
-            return "collective_permute", {}, current.with_layout({d: want})
+            return "collective_permute", {}, {d: want}
     return None
 
 
@@ -109,8 +109,7 @@ def _all_to_all_step(current, target):
         axis = have[-1]
         for t in current.names:
             if t != s and _is_prefix(_axes(current, t) + (axis,), _axes(target, t)):
-                result = current.with_layout({s: have[:-1], t: _axes(current, t) + (axis,)})
-                return "all_to_all", {"src_dim": s, "dst_dim": t, "axes": (axis,)}, result
+                return "all_to_all", {"src_dim": s, "dst_dim": t, "axes": (axis,)}
     return None
 
 
@@ -118,7 +117,7 @@ def _gather_step(current, target):
     for d in current.names:
         have = _axes(current, d)
         if have and not _is_prefix(have, _axes(target, d)):
-            return "all_gather", {"dim": d, "axes": (have[-1],)}, current.with_layout({d: have[:-1]})
+            return "all_gather", {"dim": d, "axes": (have[-1],)}
     return None
 
 
@@ -127,5 +126,5 @@ def _slice_step(current, target):
     for d in current.names:
         have, want = _axes(current, d), _axes(target, d)
         if len(want) > len(have) and _is_prefix(have, want) and want[len(have)] not in used:
-            return "all_slice", {"dim": d, "axes": (want[len(have)],)}, current.with_layout({d: have + (want[len(have)],)})
+            return "all_slice", {"dim": d, "axes": (want[len(have)],)}
     return None

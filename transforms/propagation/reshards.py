@@ -15,8 +15,9 @@ from meshir.dialect.ops import ShardOp
 from meshir.dialect.signature import refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
-from .op_rules import LAYOUT_OPS, OpRule, changed_dims
-from .projection import merge_layouts, merge_prefix, split_layout
+from meshir.dialect.layout_projection import merge_layouts, merge_prefix, split_layout
+
+from .op_rules import OpRule, changes_layout
 from .program_values import FunctionValues
 from .solver import WEAKEST, Solver
 
@@ -76,7 +77,7 @@ def _collective_layouts(rule: OpRule, values, solver) -> dict[tuple[int, str], t
     """A collective changes only the dims (and pending axes) it names; every other dim must
     keep one layout across it: the result's, cut before any axis the collective uses."""
     op, src, dst = rule.op, rule.operands[0], rule.results[0]
-    changed = changed_dims(op, values, src, dst)
+    changed = rule.unlinked
     src_type, dst_type = values.values[src].type, values.values[dst].type
     busy = set(op.attr("axes") or ()) | set(src_type.partial) | set(dst_type.partial)
     for d in changed:
@@ -96,25 +97,12 @@ def _collective_layouts(rule: OpRule, values, solver) -> dict[tuple[int, str], t
 
 
 def _collective_operand_layouts(op, src: int, dst: int, solver, changed: set[str]) -> dict:
-    """The operand layout of the dims a collective changes, derived from its result's: the
-    collective adds or removes exactly its axes there (a permute: each side as written)."""
-    name, axes = op.operation.name, tuple(op.attr("axes") or ())
-
-    def without(dim):
-        return tuple(a for a in solver.final((dst, dim)) if a not in axes)
-
-    def plus(dim):
-        return tuple(a for a in solver.final((dst, dim)) if a not in axes) + axes
-
-    if name in ("mtf.all_slice", "mtf.reduce_scatter"):
-        return {(src, op.attr("dim")): without(op.attr("dim"))}
-    if name == "mtf.all_gather":
-        return {(src, op.attr("dim")): plus(op.attr("dim"))}
-    if name == "mtf.all_to_all":
-        return {(src, op.attr("src_dim")): plus(op.attr("src_dim")), (src, op.attr("dst_dim")): without(op.attr("dst_dim"))}
-    if name == "mtf.collective_permute":
+    """The operand layout of the dims a collective changes, derived from its result's by the
+    collective's own inverse (`operand_layouts`); a permute keeps each side as written."""
+    inverse = op.operand_layouts(op.attribute_values(), lambda dim: solver.final((dst, dim)))
+    if inverse is None:
         return {(v, d): solver.final((v, d)) for d in changed for v in (src, dst)}
-    return {}
+    return {(src, d): axes for d, axes in inverse.items()}
 
 
 def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: Solver, mesh) -> int:
@@ -127,7 +115,7 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
         name = rule.op.operation.name
         if not name.startswith("mtf.") or name == "mtf.shard":
             continue
-        if name in LAYOUT_OPS:
+        if changes_layout(rule.op):
             wanted = _collective_layouts(rule, values, solver)
         elif rule.reshapes:
             wanted = _reshape_layouts(rule, values, solver, mesh.shape)

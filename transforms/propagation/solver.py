@@ -20,7 +20,7 @@ import heapq
 import itertools
 
 from .op_rules import OpRule
-from .projection import legalize, merge_prefix, split_layout
+from meshir.dialect.layout_projection import legalize, merge_prefix, split_layout
 from .program_values import FunctionValues
 from .seeds import RENAMED_RULE, RULE, Seed
 

@@ -26,10 +26,12 @@ def program_of(operands, fallback=None):
     return current_program()
 
 
-def build(op_class, result_type: TensorType, operands=(), attributes=None, program=None) -> Tensor:
+def build(op_class, result_type: TensorType | None, operands=(), attributes=None, program=None) -> Tensor:
     """Insert `op_class` at the end of the program, verify it, return its result.
 
-    A verifier failure erases the op and raises MeshIRError at the user's call site.
+    `result_type` None: the op infers it (`infer_result_type`) from the operand types and
+    attributes. A verifier (or inference) failure erases the op and raises MeshIRError at the
+    user's call site.
     """
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
@@ -41,6 +43,11 @@ def build(op_class, result_type: TensorType, operands=(), attributes=None, progr
         loc = call_site_location()
     with prog.context, loc:
         attrs = {k: to_attribute(v) for k, v in (attributes or {}).items() if v is not None}
+        if result_type is None:
+            try:
+                result_type = op_class.infer_result_type([t.type for t in operands], dict(attributes or {}))
+            except VerifyError as e:
+                raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
         op = op_class(result_type, [t.value for t in operands], attrs, loc=loc, ip=ir.InsertionPoint(prog.block))
         try:
             op.verify(prog.mesh)

@@ -49,54 +49,44 @@ def shard(x: Tensor, layout: dict) -> Tensor:
 
 def all_reduce(x: Tensor, axes, reduction: str = "sum") -> Tensor:
     """Complete a pending (partial) reduction over mesh `axes`."""
-    t = _operand(x, "mtf.all_reduce")
+    _operand(x, "mtf.all_reduce")
     axes = checks.axes(axes, "'mtf.all_reduce' axes")
     reduction = checks.choice(reduction, REDUCTIONS, "'mtf.all_reduce' reduction")
-    return build(AllReduceOp, t.with_partial([a for a in t.partial if a not in axes]), [x],
-                 {"reduction": reduction, "axes": axes})
+    return build(AllReduceOp, None, [x], {"reduction": reduction, "axes": axes})
 
 
 def all_gather(x: Tensor, dim: str, axes) -> Tensor:
     """Un-split `dim` over its minor-most `axes`."""
-    t = _operand(x, "mtf.all_gather")
-    axes = checks.axes(axes, "'mtf.all_gather' axes")
-    before = _layout_of(t, dim, "mtf.all_gather")
-    dim = getattr(dim, "name", dim)
-    return build(AllGatherOp, t.with_layout({dim: before[: max(len(before) - len(axes), 0)]}), [x],
-                 {"dim": dim, "axes": axes})
+    return build(AllGatherOp, None, [x], _dim_attrs(x, "mtf.all_gather", dim=dim, axes=axes))
 
 
 def all_slice(x: Tensor, dim: str, axes) -> Tensor:
     """Split `dim` further over `axes` (each device keeps its block; nothing moves)."""
-    t = _operand(x, "mtf.all_slice")
-    axes = checks.axes(axes, "'mtf.all_slice' axes")
-    before = _layout_of(t, dim, "mtf.all_slice")
-    dim = getattr(dim, "name", dim)
-    return build(AllSliceOp, _with(t, {dim: before + axes}, "mtf.all_slice"), [x], {"dim": dim, "axes": axes})
+    return build(AllSliceOp, None, [x], _dim_attrs(x, "mtf.all_slice", dim=dim, axes=axes))
 
 
 def reduce_scatter(x: Tensor, dim: str, axes, reduction: str = "sum") -> Tensor:
     """Complete a pending reduction over `axes` and split `dim` over them."""
-    t = _operand(x, "mtf.reduce_scatter")
-    axes = checks.axes(axes, "'mtf.reduce_scatter' axes")
     reduction = checks.choice(reduction, REDUCTIONS, "'mtf.reduce_scatter' reduction")
-    before = _layout_of(t, dim, "mtf.reduce_scatter")
-    dim = getattr(dim, "name", dim)
-    remaining = t.with_partial([a for a in t.partial if a not in axes])
-    out = _with(remaining, {dim: before + axes}, "mtf.reduce_scatter")
-    return build(ReduceScatterOp, out, [x], {"reduction": reduction, "dim": dim, "axes": axes})
+    return build(ReduceScatterOp, None, [x],
+                 {"reduction": reduction, **_dim_attrs(x, "mtf.reduce_scatter", dim=dim, axes=axes)})
 
 
 def all_to_all(x: Tensor, src_dim: str, dst_dim: str, axes) -> Tensor:
     """Move the minor-most `axes` of `src_dim`'s split onto `dst_dim`."""
-    t = _operand(x, "mtf.all_to_all")
-    axes = checks.axes(axes, "'mtf.all_to_all' axes")
-    src, dst = _layout_of(t, src_dim, "mtf.all_to_all"), _layout_of(t, dst_dim, "mtf.all_to_all")
-    src_dim, dst_dim = getattr(src_dim, "name", src_dim), getattr(dst_dim, "name", dst_dim)
-    if src_dim == dst_dim:
-        raise located_error(f"'mtf.all_to_all': src_dim and dst_dim are both '{src_dim}'", MeshIRValueError)
-    out = _with(t, {src_dim: src[: max(len(src) - len(axes), 0)], dst_dim: dst + axes}, "mtf.all_to_all")
-    return build(AllToAllOp, out, [x], {"src_dim": src_dim, "dst_dim": dst_dim, "axes": axes})
+    attrs = _dim_attrs(x, "mtf.all_to_all", src_dim=src_dim, dst_dim=dst_dim, axes=axes)
+    if attrs["src_dim"] == attrs["dst_dim"]:
+        raise located_error(f"'mtf.all_to_all': src_dim and dst_dim are both '{attrs['src_dim']}'", MeshIRValueError)
+    return build(AllToAllOp, None, [x], attrs)
+
+
+def _dim_attrs(x, op: str, axes, **dims) -> dict:
+    """A collective's dim and axes attributes, checked: dims of the operand, axes a list of
+    mesh axis names. The layout change itself is the op's (`result_of`)."""
+    t = _operand(x, op)
+    for name in dims.values():
+        _layout_of(t, name, op)
+    return {**{k: getattr(v, "name", v) for k, v in dims.items()}, "axes": checks.axes(axes, f"'{op}' axes")}
 
 
 def collective_permute(x: Tensor, layout: dict) -> Tensor:

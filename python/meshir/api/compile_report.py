@@ -10,7 +10,6 @@ from meshir.dialect.tensor_type import TensorType, format_axes
 
 from .propagation import layout_table
 
-COLLECTIVE_OPS = COLLECTIVE_OP_NAMES
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ def collectives_of(module) -> list[CollectiveRecord]:
     for fn in defined_functions(module):
         for op in fn.regions[0].blocks[0].operations:
             name = op.operation.name
-            if name not in COLLECTIVE_OPS:
+            if name not in COLLECTIVE_OP_NAMES:
                 continue
             attrs = op.operation.attributes
             axes = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs["axes"])) if "axes" in attrs else ()

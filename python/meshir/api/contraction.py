@@ -17,7 +17,7 @@ def einsum(*operands: Tensor, output) -> Tensor:
         raise located_error("'mtf.einsum' needs at least one operand", MeshIRTypeError)
     for i, o in enumerate(operands):
         checks.tensor(o, f"'mtf.einsum' operand #{i}")
-    sizes = dict(broadcast_dims("mtf.einsum", [o.type for o in operands]))
+    sizes = {d.name: d.size for d in broadcast_dims("mtf.einsum", [o.type for o in operands])}
     out = as_dims(output, sizes, "einsum output")
     for d in out:
         if d.name not in sizes:

@@ -5,27 +5,31 @@ from __future__ import annotations
 
 import numbers
 
-from meshir.dialect import TensorType
+from meshir.dialect import TensorType, VerifyError
+from meshir.dialect.ops.elementwise import broadcast_by_name
+from meshir.dialect.tensor_type import Dimension
 from meshir.dialect.ops import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 
 from . import checks
-from .builder import build, located_error, program_of, result_type
+
+#: The public functions (mi.add, ...); meshir.api re-exports exactly these.
+__all__ = [
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sigmoid", "sin", "cos", "sign", "floor",
+    "relu", "stop_gradient", "add", "sub", "mul", "div", "maximum", "minimum", "pow", "equal", "not_equal",
+    "less", "less_equal", "greater", "greater_equal", "cast", "select", "where",
+]
+from .builder import build, located_error, program_of
 from .tensor import Tensor
 
 
-def broadcast_dims(op_name: str, types: list[TensorType]) -> list[tuple[str, int]]:
-    """Union of names in order of first appearance; an error when a name has two sizes."""
-    sizes: dict[str, int] = {}
-    for i, t in enumerate(types):
-        for d in t.dims:
-            if d.name in sizes and sizes[d.name] != d.size:
-                raise located_error(
-                    f"'{op_name}': dimension '{d.name}' has size {sizes[d.name]} in one operand and "
-                    f"{d.size} in operand #{i}", MeshIRValueError
-                )
-            sizes.setdefault(d.name, d.size)
-    return list(sizes.items())
+def broadcast_dims(op_name: str, types: list[TensorType]) -> tuple[Dimension, ...]:
+    """The dialect's broadcast by name; a located MeshIRValueError naming the op when a name
+    has two sizes."""
+    try:
+        return broadcast_by_name(types)
+    except VerifyError as e:
+        raise located_error(f"'{op_name}': {e}", MeshIRValueError) from None
 
 
 def as_tensors(operands, like_dtype: str | None = None) -> list[Tensor]:
@@ -50,11 +54,9 @@ def as_tensors(operands, like_dtype: str | None = None) -> list[Tensor]:
     return out
 
 
-def _elementwise(op_class, operands, result_element: str | None = None) -> Tensor:
-    types = [t.type for t in operands]
-    dims = broadcast_dims(op_class.OPERATION_NAME, types)
-    elem = result_element or types[-1].element_type
-    return build(op_class, result_type(op_class.OPERATION_NAME, dims, elem), operands)
+def _elementwise(op_class, operands) -> Tensor:
+    broadcast_dims(op_class.OPERATION_NAME, [t.type for t in operands])  # the user's error first
+    return build(op_class, None, operands)
 
 
 def _unary(name: str):
@@ -77,7 +79,7 @@ def _binary(name: str, public: str):
 
 def _compare(name: str, public: str):
     def op(x, y) -> Tensor:
-        return _elementwise(COMPARE_CLASSES[name], as_tensors([x, y]), "i1")
+        return _elementwise(COMPARE_CLASSES[name], as_tensors([x, y]))
 
     op.__name__ = public
     op.__doc__ = f"Elementwise comparison `mtf.{name}` (result i1), broadcasting by name."
@@ -111,9 +113,7 @@ def select(condition: Tensor, on_true, on_false) -> Tensor:
     if like is None:
         raise located_error(f"'mtf.select': on_true or on_false must be a Tensor, got {checks.describe(on_true)} "
                             f"and {checks.describe(on_false)}", MeshIRTypeError)
-    operands = [condition] + as_tensors([on_true, on_false], like)
-    dims = broadcast_dims("mtf.select", [t.type for t in operands])
-    return build(SelectOp, result_type("mtf.select", dims, like), operands)
+    return _elementwise(SelectOp, [condition] + as_tensors([on_true, on_false], like))
 
 
 where = select

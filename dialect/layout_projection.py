@@ -7,10 +7,12 @@
   last split one is split completely (`merge_layouts`, exact, or None); `merge_prefix` keeps
   the contiguous part of a split that is not; a merged layout splits onto the dims from major
   to minor.
+- `reshape_groups`: the runs of dims a reshape maps onto each other.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 Axes = tuple[str, ...]
 
@@ -82,3 +84,35 @@ def split_layout(axes: Axes, sizes: list[int], mesh: dict[str, int]) -> list[Axe
             break
         out[part].append(a)
     return [tuple(o) for o in out]
+
+
+@dataclass
+class ReshapeGroup:
+    """Operand dims whose row-major merge equals the merge of these result dims."""
+
+    operand: int
+    operand_dims: list[str]
+    result: int
+    result_dims: list[str]
+
+
+def reshape_groups(src, dst, src_id: int, dst_id: int) -> list[ReshapeGroup]:
+    """Split both shapes into minimal runs of dims with equal element counts (row-major)."""
+    groups, i, j = [], 0, 0
+    while i < src.rank or j < dst.rank:
+        a, b, count_a, count_b = [], [], 1, 1
+        if i < src.rank:
+            a, count_a, i = [src.names[i]], src.shape[i], i + 1
+        if j < dst.rank:
+            b, count_b, j = [dst.names[j]], dst.shape[j], j + 1
+        while count_a != count_b:
+            if count_a < count_b and i < src.rank:
+                a.append(src.names[i])
+                count_a, i = count_a * src.shape[i], i + 1
+            elif count_b < count_a and j < dst.rank:
+                b.append(dst.names[j])
+                count_b, j = count_b * dst.shape[j], j + 1
+            else:  # unreachable for verified reshapes (equal element counts)
+                break
+        groups.append(ReshapeGroup(src_id, a, dst_id, b))
+    return groups

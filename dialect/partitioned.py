@@ -2,18 +2,14 @@
 `mtf-lower-to-stablehlo` relies on (docs/partitioning.md)."""
 from __future__ import annotations
 
-from meshir.dialect.diagnostics import Diagnostic
-from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES
-from meshir.dialect.signature import defined_functions
-from meshir.dialect.tensor_type import TensorType, format_axes
-
-from .collectives.linearity import lazy_operands
-from .collectives.local_ops import along_dims, result_partial
-from .propagation.projection import merge_layouts
-from .propagation.op_rules import reshape_groups
-
-LAYOUT_CHANGING = COLLECTIVE_OP_NAMES
+from .diagnostics import Diagnostic
+from .layout_projection import merge_layouts, reshape_groups
+from .linearity import lazy_operands
+from .local_semantics import result_partial
+from .mesh import function_mesh, module_meshes
+from .ops import OP_CLASSES, is_collective
+from .signature import defined_functions
+from .tensor_type import TensorType, format_axes
 
 
 def verify_partitioned(module) -> list[Diagnostic]:
@@ -50,16 +46,16 @@ def _problem(op, mesh_shape) -> str | None:
     if name == "func.return":
         pending = [t for t in operands if t is not None and t.partial]
         return f"returns a pending value {pending[0]}" if pending else None
-    if not name.startswith("mtf."):
+    if name not in OP_CLASSES:
         return None
     if name == "mtf.shard":
         return "mtf.shard must have become collectives"
-    if name in LAYOUT_CHANGING:
+    if is_collective(op):
         return None if "bytes_per_device" in op.operation.attributes else "collective without bytes_per_device"
     for t, lazy in zip(operands, lazy_operands(op, operands, results[0].without_partial())):
         if t.partial and not lazy:
             return f"reads the pending value {t} where it is not linear"
-    for dim in along_dims(op):
+    for dim in op.whole_dims():
         for t in operands + results:
             if t.dim(dim).axes:
                 return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}"
@@ -73,22 +69,20 @@ def _problem(op, mesh_shape) -> str | None:
 
 
 def _layouts_disagree(op, operands, result, mesh_shape) -> str | None:
-    name = op.operation.name
-    if name == "mtf.rename":
+    factors = op.FACTORS
+    if factors == "positional":
         src = operands[0]
         if [d.axes for d in src.dims] != [d.axes for d in result.dims]:
             return f"rename must keep layouts position by position: {src} -> {result}"
         return None
-    if name == "mtf.reshape":
+    if factors == "reshape":
         for g in reshape_groups(operands[0], result, 0, 1):
             a = merge_layouts([operands[0].size(d) for d in g.operand_dims], [operands[0].dim(d).axes for d in g.operand_dims], mesh_shape)
             b = merge_layouts([result.size(d) for d in g.result_dims], [result.dim(d).axes for d in g.result_dims], mesh_shape)
             if a is None or a != b:
                 return f"reshape groups {g.operand_dims} -> {g.result_dims} are not laid out alike: {operands[0]} -> {result}"
         return None
-    skip = set(along_dims(op))
-    if name == "mtf.gather":
-        skip.add(op.attr("dim"))
+    skip = set(op.whole_dims()) | set(op.lookup_dims())
     seen: dict[str, tuple] = {}
     owner: dict[str, str] = {}
     for t in operands + [result]:
