@@ -2,6 +2,8 @@
 bf16/f16 are computed in float32. Integer division and power follow StableHLO/XLA."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ops.elementwise import BINARY_OPS, COMPARE_OPS, UNARY_OPS
@@ -52,6 +54,7 @@ UNARY_FUNCTIONS = {
     "cos": np.cos,
     "sign": np.sign,
     "floor": np.floor,
+    "erf": np.vectorize(math.erf, otypes=[np.float64]),  # NumPy has no erf; C's, in float64
     "relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
     "stop_gradient": lambda x: x,
 }

@@ -100,6 +100,7 @@ UNARY_OPS = {
     "sin": (FLOAT_TYPES, None),
     "cos": (FLOAT_TYPES, None),
     "floor": (FLOAT_TYPES, None),
+    "erf": (FLOAT_TYPES, None),
     "stop_gradient": (ALL_TYPES, MOVE),
 }
 #: Binary op name -> (element types, LINEAR).

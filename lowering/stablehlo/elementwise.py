@@ -14,7 +14,7 @@ from .types import Local, compute_element, is_float
 UNARY = {
     "neg": "negate", "abs": "abs", "sign": "sign", "exp": "exponential", "log": "log",
     "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "logistic",
-    "sin": "sine", "cos": "cosine", "floor": "floor",
+    "sin": "sine", "cos": "cosine", "floor": "floor", "erf": "chlo.erf",
 }
 BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
           "max": "maximum", "min": "minimum", "pow": "power"}

@@ -167,7 +167,7 @@ def f32(name, dims, kind="normal", **kw):
 
 
 # Unary: x [b, d], positive where the op needs it; the split dim alternates.
-for i, op in enumerate("neg abs exp log sqrt rsqrt tanh logistic sin cos sign floor relu stop_gradient".split()):
+for i, op in enumerate("neg abs exp log sqrt rsqrt tanh logistic sin cos sign floor relu stop_gradient erf".split()):
     kind = "positive" if op in ("log", "sqrt", "rsqrt") else "wide" if op in ("floor", "sign") else "zeros" if op == "abs" else "normal"
     fn = getattr(mi, op)
     case(op, op, [f32("x", [B, D], kind)], lambda m, x, fn=fn: fn(x), split=("b", "d") if i % 2 else ("d", "b"))

@@ -14,6 +14,7 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special  # noqa: F401  (jax.scipy.special.erf)
 import numpy as np
 import pytest
 
@@ -68,6 +69,7 @@ CASES = [
     Case("rsqrt", [arg("x", "ab", "p")], mi.rsqrt, jax.lax.rsqrt),
     Case("tanh", [arg("x", "ab")], mi.tanh, jnp.tanh),
     Case("logistic", [arg("x", "ab")], mi.logistic, jax.nn.sigmoid),
+    Case("erf", [arg("x", "ab")], mi.erf, jax.scipy.special.erf),
     Case("sin", [arg("x", "ab")], mi.sin, jnp.sin),
     Case("cos", [arg("x", "ab")], mi.cos, jnp.cos),
     Case("sign", [arg("x", "ab", "z")], lambda x: mi.sign(x) * x, lambda x: jnp.sign(x) * x),

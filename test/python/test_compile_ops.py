@@ -144,7 +144,7 @@ def test_op_on_devices_matches_interpreter(case_name, mesh_id, rules):
 
 #: The op and composite functions of docs/python-api.md.
 API_FUNCTIONS = """
-neg abs exp log sqrt rsqrt tanh logistic sigmoid sin cos sign floor relu stop_gradient cast
+neg abs exp log sqrt rsqrt tanh logistic sigmoid sin cos sign floor relu stop_gradient erf cast
 add sub mul div maximum minimum pow
 equal not_equal less less_equal greater greater_equal select where
 einsum reduce_sum reduce_max reduce_min

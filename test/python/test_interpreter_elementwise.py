@@ -6,6 +6,7 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ UNARY = {
     "floor": (np.floor, (-3, 3)),
     "relu": (lambda x: np.where(x > 0, x, 0.0), (-3, 3)),
     "stop_gradient": (lambda x: x, (-3, 3)),
+    "erf": (scipy.special.erf, (-3, 3)),
 }
 
 

@@ -187,7 +187,7 @@ def _ids(cases):
 
 
 # -- elementwise ----------------------------------------------------------------------------------
-UNARY_FLOAT = ["neg", "abs", "sign", "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "stop_gradient"]
+UNARY_FLOAT = ["neg", "abs", "sign", "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "stop_gradient", "erf"]
 UNARY_INT = ["neg", "abs", "sign", "relu", "stop_gradient"]
 
 

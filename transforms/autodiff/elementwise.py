@@ -11,6 +11,8 @@ Choices at non-differentiable points follow JAX (checked on jax 0.10.2):
 """
 from __future__ import annotations
 
+import math
+
 from .emitter import type_of
 from .rules import no_gradient, vjp
 
@@ -63,6 +65,13 @@ def _tanh(em, op, ct, wanted):
 def _logistic(em, op, ct, wanted):
     y = op.result
     return {0: em.mul(ct, em.mul(y, em.sub(1.0, y)))}
+
+
+@vjp("mtf.erf")
+def _erf(em, op, ct, wanted):
+    # d/dx erf(x) = 2/sqrt(pi) exp(-x^2)
+    x = op.input
+    return {0: em.mul(ct, em.mul(2 / math.sqrt(math.pi), em.unary("exp", em.neg(em.mul(x, x)))))}
 
 
 @vjp("mtf.sin")

@@ -15,7 +15,7 @@ from . import checks
 
 #: The public functions (mi.add, ...); meshir.api re-exports exactly these.
 __all__ = [
-    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sigmoid", "sin", "cos", "sign", "floor",
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sigmoid", "sin", "cos", "sign", "floor", "erf",
     "relu", "stop_gradient", "add", "sub", "mul", "div", "maximum", "minimum", "pow", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "cast", "select", "where",
 ]
@@ -88,7 +88,7 @@ def _compare(name: str, public: str):
 
 neg, abs, exp, log, sqrt, rsqrt = (_unary(n) for n in ("neg", "abs", "exp", "log", "sqrt", "rsqrt"))
 tanh, logistic, sin, cos, sign, floor = (_unary(n) for n in ("tanh", "logistic", "sin", "cos", "sign", "floor"))
-relu, stop_gradient = _unary("relu"), _unary("stop_gradient")
+relu, stop_gradient, erf = _unary("relu"), _unary("stop_gradient"), _unary("erf")
 sigmoid = logistic
 
 add, sub, mul, div = (_binary(n, n) for n in ("add", "sub", "mul", "div"))
