@@ -27,6 +27,7 @@ class MtfDialect(ir.Dialect):
 
 def mtf_op(cls):
     """Register an op class for its OPERATION_NAME (MLIR's and ours)."""
+    cls._ODS_REGIONS = (cls.REGIONS, True)
     register_operation(MtfDialect)(cls)
     OP_CLASSES[cls.OPERATION_NAME] = cls
     return cls
@@ -80,6 +81,11 @@ class MtfOp(ir.OpView):
     #: Attribute names among ATTRIBUTES that may be omitted.
     OPTIONAL: frozenset[str] = frozenset()
 
+    #: Number of results (ops such as top_k or sort have several; `result_types` lists them).
+    RESULTS = 1
+    #: Number of regions (loops and calls that carry a body have one).
+    REGIONS = 0
+
     # -- traits: what the op is, read by every layer (verifier, API, autodiff, propagation,
     # collective insertion, partitioned form, lowering) instead of lists of op names ----------
     #: A collective: a global identity that changes the layout (see ops/collectives.py).
@@ -122,13 +128,15 @@ class MtfOp(ir.OpView):
         return self.LINEAR
 
     def __init__(self, result_type, operands, attributes=None, *, loc=None, ip=None):
-        if isinstance(result_type, TensorType):
-            result_type = result_type.to_mlir()
+        """`result_type`: one type, or a list of RESULTS types (TensorType or MLIR types)."""
+        types = result_type if isinstance(result_type, (list, tuple)) else [result_type]
+        types = [t.to_mlir() if isinstance(t, TensorType) else t for t in types]
         super().__init__(
             self.build_generic(
-                results=[result_type],
+                results=types,
                 operands=list(operands),
                 attributes=dict(attributes or {}),
+                regions=self.REGIONS,
                 loc=loc,
                 ip=ip,
             )
@@ -150,6 +158,11 @@ class MtfOp(ir.OpView):
     @property
     def result_type(self) -> TensorType:
         return tensor_type_of(self.result, "result")
+
+    @property
+    def result_types(self) -> list[TensorType]:
+        results = self.operation.results
+        return [tensor_type_of(v, "result" if len(results) == 1 else f"result #{i}") for i, v in enumerate(results)]
 
     @property
     def operand_types(self) -> list[TensorType]:
@@ -181,7 +194,7 @@ class MtfOp(ir.OpView):
         """Check arity, attributes and types, then the op's own rules. Raises VerifyError."""
         self._verify_arity()
         self._verify_attributes()
-        for t in self.operand_types + [self.result_type]:
+        for t in self.operand_types + self.result_types:
             check_type_on_mesh(t, mesh)
         self.verify_op(mesh)
 
@@ -194,8 +207,12 @@ class MtfOp(ir.OpView):
         if n < lo or (hi is not None and n > hi):
             want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
             raise VerifyError(f"expects {want} operand{'s' if hi != 1 else ''}, got {n}")
-        if len(self.operation.results) != 1:
-            raise VerifyError(f"expects 1 result, got {len(self.operation.results)}")
+        if len(self.operation.results) != self.RESULTS:
+            raise VerifyError(f"expects {self.RESULTS} result{'s' if self.RESULTS != 1 else ''}, "
+                              f"got {len(self.operation.results)}")
+        if len(self.operation.regions) != self.REGIONS:
+            raise VerifyError(f"expects {self.REGIONS} region{'s' if self.REGIONS != 1 else ''}, "
+                              f"got {len(self.operation.regions)}")
 
     def _verify_attributes(self) -> None:
         attrs = self.operation.attributes

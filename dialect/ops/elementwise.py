@@ -49,7 +49,7 @@ class ElementwiseOp(MtfOp):
         types = self.operand_types
         result = self.result_type
         same_sizes(types + [result], "operands and result")
-        expected = {n for t in types for n in t.names}
+        expected = {d.name for d in broadcast_by_name(types)}
         if set(result.names) != expected:
             raise VerifyError(
                 f"result names {names_text(result.names)} must be the union of the operand names "

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..diagnostics import VerifyError
-from ..tensor_type import INTEGER_TYPES
+from ..tensor_type import INTEGER_TYPES, Dimension, TensorType
 from .base import MtfOp, mtf_op, names_text, same_sizes
 
 
@@ -54,6 +54,14 @@ class GatherOp(MtfOp):
     @property
     def ids(self):
         return self.operation.operands[1]
+
+    @classmethod
+    def infer_result_type(cls, operand_types, attrs):
+        """The ids' dims, then the table's dims but the gathered one (free layouts)."""
+        table, ids = operand_types
+        dims = [Dimension(d.name, d.size) for d in ids.dims]
+        dims += [Dimension(d.name, d.size) for d in table.dims if d.name != attrs["dim"] and not ids.has(d.name)]
+        return TensorType(tuple(dims), table.element_type)
 
     def verify_op(self, mesh):
         table, ids = self.operand_types

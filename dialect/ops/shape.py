@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..diagnostics import VerifyError
+from ..tensor_type import Dimension
 from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
 
 
@@ -87,6 +88,20 @@ class _AlongDimOp(_SameElementOp):
 
     WHOLE_DIM_ATTRS = ("dim",)
 
+    @classmethod
+    def infer_result_type(cls, operand_types, attrs):
+        """The first operand with a free layout and `dim` resized to `resized_dim`."""
+        first, dim = operand_types[0], attrs["dim"]
+        size = cls.resized_dim([t.size(dim) for t in operand_types], attrs)
+        return first.without_layout().with_dims(
+            Dimension(d.name, size if d.name == dim else d.size) for d in first.dims)
+
+    @classmethod
+    def resized_dim(cls, sizes: list[int], attrs: dict) -> int:
+        """The result's size of `dim` from the operands' sizes of it and the attributes (a
+        slice's length is no attribute: it does not infer its result type)."""
+        raise NotImplementedError(f"{cls.OPERATION_NAME} does not infer its result type")
+
     def _check_other_dims(self, src, result, dim):
         if src.names != result.names:
             raise VerifyError(f"result names {names_text(result.names)} must equal operand names {names_text(src.names)}")
@@ -124,6 +139,10 @@ class ConcatOp(_AlongDimOp):
     OPERANDS = (1, None)
     ATTRIBUTES = {"dim": "str"}
 
+    @classmethod
+    def resized_dim(cls, sizes, attrs):
+        return sum(sizes)
+
     def verify_op(self, mesh):
         types, result = self.operand_types, self.result_type
         same_element_type(types + [result], "operands and result")
@@ -145,6 +164,10 @@ class PadOp(_AlongDimOp):
     ATTRIBUTES = {"dim": "str", "low": "int", "high": "int", "value": "float"}
     OPTIONAL = frozenset({"value"})
     DEFAULTS = {"value": 0.0}
+
+    @classmethod
+    def resized_dim(cls, sizes, attrs):
+        return sizes[0] + attrs["low"] + attrs["high"]
 
     def linear_rules(self):
         """Padding with a non-zero value adds it on every device: not linear for a sum."""
@@ -173,6 +196,10 @@ class ShiftOp(_AlongDimOp):
     ATTRIBUTES = {"dim": "str", "offset": "int", "wrap": "bool", "fill": "float"}
     OPTIONAL = frozenset({"wrap", "fill"})
     DEFAULTS = {"wrap": False, "fill": 0.0}
+
+    @classmethod
+    def resized_dim(cls, sizes, attrs):
+        return sizes[0]
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type

@@ -55,6 +55,11 @@ class Emitter:
         op = op_class(free(result_type).to_mlir(), list(operands), attrs, loc=self.loc, ip=self.ip)
         return op.result
 
+    def emit_inferred(self, op_class, operands, attributes=None) -> ir.Value:
+        """`emit` with the result type the op infers from its operands and attributes."""
+        types = [type_of(v) for v in operands]
+        return self.emit(op_class, op_class.infer_result_type(types, dict(attributes or {})), operands, attributes)
+
     # -- constants -------------------------------------------------------------------------
     def scalar(self, value: float, element_type: str) -> ir.Value:
         """A rank-0 constant; elementwise ops broadcast it by name."""
@@ -70,7 +75,7 @@ class Emitter:
 
     # -- elementwise -------------------------------------------------------------------------
     def _ew(self, op_class, operands) -> ir.Value:
-        return self.emit(op_class, op_class.infer_result_type([type_of(v) for v in operands], {}), operands)
+        return self.emit_inferred(op_class, operands)
 
     def unary(self, name: str, x) -> ir.Value:
         return self._ew(UNARY_CLASSES[name], [x])
@@ -167,12 +172,10 @@ class Emitter:
     def pad(self, x, dim: str, low: int, high: int) -> ir.Value:
         if low == 0 and high == 0:
             return x
-        size = type_of(x).size(dim) + low + high
-        return self.emit(PadOp, self._resized(x, dim, size), [x], {"dim": dim, "low": int(low), "high": int(high),
-                                                                    "value": 0.0})
+        return self.emit_inferred(PadOp, [x], {"dim": dim, "low": int(low), "high": int(high), "value": 0.0})
 
     def shift(self, x, dim: str, offset: int, wrap: bool) -> ir.Value:
-        return self.emit(ShiftOp, type_of(x), [x], {"dim": dim, "offset": int(offset), "wrap": bool(wrap), "fill": 0.0})
+        return self.emit_inferred(ShiftOp, [x], {"dim": dim, "offset": int(offset), "wrap": bool(wrap), "fill": 0.0})
 
     def one_hot(self, ids, depth: Dimension, element_type: str) -> ir.Value:
         t = type_of(ids)

@@ -48,6 +48,8 @@ def build(op_class, result_type: TensorType | None, operands=(), attributes=None
                 result_type = op_class.infer_result_type([t.type for t in operands], dict(attributes or {}))
             except VerifyError as e:
                 raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
+            except TypeContentError as e:  # a size beyond the limits, say
+                raise located_error(f"'{op_class.OPERATION_NAME}': {e}", MeshIRValueError) from None
         op = op_class(result_type, [t.value for t in operands], attrs, loc=loc, ip=ir.InsertionPoint(prog.block))
         try:
             op.verify(prog.mesh)

@@ -31,6 +31,4 @@ def gather(table: Tensor, ids: Tensor, dim) -> Tensor:
     checks.tensor(table, "the table of mi.gather")
     checks.tensor(ids, "the ids of mi.gather")
     name = checks.dim_name(dim, table, "'mtf.gather': the table")
-    rest = [(n, s) for n, s in zip(table.names, table.shape) if n != name]
-    dims = list(zip(ids.names, ids.shape)) + [d for d in rest if d[0] not in ids.names]
-    return build(GatherOp, result_type("mtf.gather", dims, table.dtype), [table, ids], {"dim": name})
+    return build(GatherOp, None, [table, ids], {"dim": name})

@@ -1,7 +1,6 @@
 """Shape ops by name: broadcast, reshape, rename, transpose, slice, concat, pad, shift."""
 from __future__ import annotations
 
-import builtins
 
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import BroadcastOp, ConcatOp, PadOp, RenameOp, ReshapeOp, ShiftOp, SliceOp, TransposeOp
@@ -79,8 +78,7 @@ def concat(xs, dim) -> Tensor:
     name = checks.dim_name(dim, xs[0], "'mtf.concat'")
     for x in xs[1:]:
         checks.dim_name(name, x, "'mtf.concat'")
-    total = builtins.sum(x.type.size(name) for x in xs)
-    return build(ConcatOp, _resized("mtf.concat", xs[0], name, total), xs, {"dim": name})
+    return build(ConcatOp, None, xs, {"dim": name})
 
 
 def pad(x: Tensor, dim, low: int, high: int, value: float = 0.0) -> Tensor:
@@ -90,8 +88,7 @@ def pad(x: Tensor, dim, low: int, high: int, value: float = 0.0) -> Tensor:
     low = checks.integer(low, "'mtf.pad': low", minimum=0)
     high = checks.integer(high, "'mtf.pad': high", minimum=0)
     value = checks.real(value, "'mtf.pad': value", finite=False)
-    size = x.type.size(name) + low + high
-    return build(PadOp, _resized("mtf.pad", x, name, size), [x], {"dim": name, "low": low, "high": high, "value": value})
+    return build(PadOp, None, [x], {"dim": name, "low": low, "high": high, "value": value})
 
 
 def shift(x: Tensor, dim, offset: int, wrap: bool = False, fill: float = 0.0) -> Tensor:
@@ -100,4 +97,4 @@ def shift(x: Tensor, dim, offset: int, wrap: bool = False, fill: float = 0.0) ->
     name = checks.dim_name(dim, x, "'mtf.shift'")
     attrs = {"dim": name, "offset": checks.integer(offset, "'mtf.shift': offset"),
              "wrap": checks.flag(wrap, "'mtf.shift': wrap"), "fill": checks.real(fill, "'mtf.shift': fill", finite=False)}
-    return build(ShiftOp, x.type.without_layout(), [x], attrs)
+    return build(ShiftOp, None, [x], attrs)
