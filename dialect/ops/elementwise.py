@@ -13,13 +13,17 @@ ALL_TYPES = NUMERIC | {"i1"}
 def broadcast_by_name(types: list[TensorType]) -> tuple[Dimension, ...]:
     """The union of the names of `types` in order of first appearance (Mesh-TensorFlow's
     broadcast rule); VerifyError when a name has two sizes."""
+    return tuple(Dimension(name, size) for name, size in _broadcast_sizes(types).items())
+
+
+def _broadcast_sizes(types: list[TensorType]) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for i, t in enumerate(types):
         for d in t.dims:
             if sizes.setdefault(d.name, d.size) != d.size:
                 raise VerifyError(f"dimension '{d.name}' has size {sizes[d.name]} in one operand and {d.size} "
                                   f"in operand #{i}")
-    return tuple(Dimension(name, size) for name, size in sizes.items())
+    return sizes
 
 
 class ElementwiseOp(MtfOp):
@@ -49,7 +53,7 @@ class ElementwiseOp(MtfOp):
         types = self.operand_types
         result = self.result_type
         same_sizes(types + [result], "operands and result")
-        expected = {d.name for d in broadcast_by_name(types)}
+        expected = set(_broadcast_sizes(types))
         if set(result.names) != expected:
             raise VerifyError(
                 f"result names {names_text(result.names)} must be the union of the operand names "
