@@ -1,6 +1,6 @@
 """`!mtf.tensor<...>`: a tensor with named dimensions, an optional layout and partial-sum axes.
 
-Grammar (DESIGN.md §2):
+Grammar (docs/ir-reference.md):
 
     type    ::= '!mtf.tensor<' (dim ',')* elem (',' partial '@' axes)? '>'
     partial ::= 'partial' | 'partial_max' | 'partial_min'

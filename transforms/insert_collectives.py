@@ -1,4 +1,4 @@
-"""`mtf-insert-collectives`: make every op computable on local shards (DESIGN.md §3.2).
+"""`mtf-insert-collectives`: make every op computable on local shards.
 
 Walks each function in program order after propagation:
 - an `mtf.shard` becomes the cheapest collective sequence (collectives/reshard_plan.py);

@@ -1,4 +1,4 @@
-"""`mtf-lower-to-stablehlo`: `mtf` functions to StableHLO (DESIGN.md §3.3): partitioned form
+"""`mtf-lower-to-stablehlo`: `mtf` functions to StableHLO: partitioned form
 to per-device programs (explicit mode), or propagated form to global programs (gspmd mode).
 
 The work is done by `meshir.lowering.stablehlo`; this file registers the pass and its option.

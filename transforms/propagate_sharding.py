@@ -1,4 +1,4 @@
-"""`mtf-propagate-sharding`: give every dim of every value a layout (DESIGN.md §3.1).
+"""`mtf-propagate-sharding`: give every dim of every value a layout.
 
 From what the user stated — `mtf.shard` constraints, layouts written on argument, result and
 op types, and Mesh-TensorFlow layout rules — propagate layouts by name through every op,

@@ -690,7 +690,7 @@ def test_reshape_split_that_needs_a_sub_axis():
         ("o", "sdy.all_reduce", ("x",))]
 
 
-@pytest.mark.xfail(strict=True, reason="MeshIR design limit: no sub-axes in layouts (DESIGN.md: a mesh axis "
+@pytest.mark.xfail(strict=True, reason="MeshIR design limit: no sub-axes in layouts (docs/ir-reference.md: a mesh axis "
                    "appears at most once per type), so a split that fits only as sub-axes is replicated")
 def test_reshape_split_that_needs_a_sub_axis_meshir_matches_shardy():
     m, s = reshape_case(MERGED, SPLIT_2_16, {"pq": "x"}, reduce=True)

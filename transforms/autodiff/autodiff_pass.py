@@ -1,4 +1,4 @@
-"""`mtf-autodiff`: reverse-mode differentiation on the `mtf` IR (DESIGN.md §3.4).
+"""`mtf-autodiff`: reverse-mode differentiation on the `mtf` IR.
 
     meshir-opt f.mlir --pass-pipeline='builtin.module(mtf-autodiff{function=ffn wrt=w1,w2})'
 

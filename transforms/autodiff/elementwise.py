@@ -1,4 +1,4 @@
-"""VJPs of the elementwise ops (DESIGN.md §2), broadcasting by name.
+"""VJPs of the elementwise ops, broadcasting by name.
 
 Choices at non-differentiable points follow JAX (checked on jax 0.10.2):
 - abs'(0) = 1 (`select(x >= 0, ct, -ct)`, jax's `_abs_jvp_rule`);
