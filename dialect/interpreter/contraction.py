@@ -5,6 +5,8 @@ import string
 
 import numpy as np
 
+from ..ops import OP_CLASSES
+from ..ops.contraction import ReduceOp
 from .arrays import align, is_float
 from .errors import located_error
 
@@ -29,21 +31,20 @@ def einsum(op, args):
     return np.einsum(spec, *(a.astype(acc, copy=False) for a in args), optimize=len(args) > 1)
 
 
-def _reduce(fn):
-    def rule(op, args):
-        src, result = op.input_type, op.result_type
-        x = args[0].astype(_accumulator(args[0].dtype), copy=False)
-        reduced = set(op.reduced_names)
-        out = fn(x, axis=tuple(i for i, n in enumerate(src.names) if n in reduced))
-        return align(out, [n for n in src.names if n not in reduced], result.names)
+#: NumPy's reduction for each REDUCTION kind (max/min propagate NaN).
+REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min}
 
-    rule.__doc__ = f"`{fn.__name__}` over the operand names absent from the result."
-    return rule
+
+def reduce(op, args):
+    """The op's REDUCTION over the operand names absent from the result."""
+    src, result = op.input_type, op.result_type
+    x = args[0].astype(_accumulator(args[0].dtype), copy=False)
+    reduced = set(op.reduced_names)
+    out = REDUCE_FUNCTIONS[op.REDUCTION](x, axis=tuple(i for i, n in enumerate(src.names) if n in reduced))
+    return align(out, [n for n in src.names if n not in reduced], result.names)
 
 
 RULES = {
     "mtf.einsum": einsum,
-    "mtf.reduce_sum": _reduce(np.sum),
-    "mtf.reduce_max": _reduce(np.max),
-    "mtf.reduce_min": _reduce(np.min),
+    **{name: reduce for name, cls in OP_CLASSES.items() if issubclass(cls, ReduceOp)},
 }

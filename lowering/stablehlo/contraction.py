@@ -8,6 +8,9 @@ Floats accumulate in at least f32, as in the reference interpreter.
 """
 from __future__ import annotations
 
+from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.ops.contraction import ReduceOp
+
 from . import builder as hlo
 from . import total_order
 from .builder import i64_dims
@@ -67,12 +70,13 @@ def einsum(p: FunctionLowering, op) -> Local:
     return hlo.convert(b, v, result.element_type)
 
 
-def reduce_rule(kind: str, partitioned_by_xla: bool = False):
-    """The rule of reduce_<kind>. `partitioned_by_xla` (gspmd mode): a max/min over a split
-    dim reduces total-order keys, so the all-reduce XLA inserts keeps NaN (total_order.py)."""
+def reduce_rule(partitioned_by_xla: bool = False):
+    """The rule of the reductions (the op's REDUCTION kind). `partitioned_by_xla` (gspmd
+    mode): a max/min over a split dim reduces total-order keys, so the all-reduce XLA inserts
+    keeps NaN (total_order.py)."""
 
     def rule(p: FunctionLowering, op) -> Local:
-        b, src, result = p.b, op.input_type, op.result_type
+        b, src, result, kind = p.b, op.input_type, op.result_type, op.REDUCTION
         (x,) = p.operands(op)
         if kind == "sum":
             x = hlo.convert(b, x, compute_element(x.elem))
@@ -90,9 +94,5 @@ def reduce_rule(kind: str, partitioned_by_xla: bool = False):
     return rule
 
 
-RULES = {
-    "mtf.einsum": einsum,
-    "mtf.reduce_sum": reduce_rule("sum"),
-    "mtf.reduce_max": reduce_rule("max"),
-    "mtf.reduce_min": reduce_rule("min"),
-}
+REDUCTIONS = [name for name, cls in OP_CLASSES.items() if issubclass(cls, ReduceOp)]
+RULES = {"mtf.einsum": einsum, **dict.fromkeys(REDUCTIONS, reduce_rule())}

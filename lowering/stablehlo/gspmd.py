@@ -41,8 +41,7 @@ def _identity(p: FunctionLowering, op) -> Local:
 RULES = {
     **dict.fromkeys(IDENTITIES, _identity),
     # XLA partitions a max/min over a split dim with an all-reduce that drops NaN.
-    "mtf.reduce_max": contraction.reduce_rule("max", partitioned_by_xla=True),
-    "mtf.reduce_min": contraction.reduce_rule("min", partitioned_by_xla=True),
+    **dict.fromkeys(contraction.REDUCTIONS, contraction.reduce_rule(partitioned_by_xla=True)),
 }
 #: A function without a mesh has no collectives (explicit mode's error), but may hold shards.
 NO_MESH_RULES = {"mtf.shard": _identity}
