@@ -104,9 +104,10 @@ class _Driver:
                 return None, diags
         reported = []
         if self.pipeline is not None:
-            # Verified after parsing (above): the pipeline verifies after each pass only.
+            # Verified after parsing (above), or else by the pipeline before its first pass
+            # (passes take verified IR); then after each pass.
             try:
-                reported = self.pipeline.run(module, verify_input=False)
+                reported = self.pipeline.run(module, verify_input=self.opts.no_verify_on_parse)
             except MeshIRError as e:
                 return None, list(e.diagnostics)
         elif self.opts.verify_each and self.opts.no_verify_on_parse:
