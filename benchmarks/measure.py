@@ -21,10 +21,10 @@ import hlo_stats  # noqa: E402
 import jax_baselines  # noqa: E402
 from cases import MESH_AXES, Case  # noqa: E402
 from jax_baselines import Shardings  # noqa: E402
+from meshir.dialect.modes import MODES as MESHIR_MODES  # noqa: E402
 
 RTOL = 1e-4
-
-MODES = ("explicit", "gspmd", "jax")
+MODES = (*MESHIR_MODES, "jax")
 
 
 def time_calls(calls: dict, reps: int, warmup: int) -> dict:

@@ -44,15 +44,13 @@ def main(argv=None) -> int:
     parser.add_argument("--d-model", type=int, default=32)
     parser.add_argument("--d-ff", type=int, default=64)
     parser.add_argument("--layout", default="batch:x,d_ff:y",
-                        help="layout rules, e.g. 'batch:x,d_ff:y' (2-D), 'batch:(x,y)' (data parallel)")
+                        help="layout rules, e.g. 'batch:x,d_ff:y' or 'batch:x;d_ff:y' (2-D), 'batch:(x,y)' (data parallel)")
     args = parser.parse_args(argv)
-
-    from meshir.transforms.propagation.layout_rules import parse_rules_text
 
     mesh = mi.Mesh({"x": 4, "y": 2})
     prog = build_mlp(mesh, args.batch, args.d_model, args.d_ff)
     print(prog.module)
-    exe = mi.compile(prog, layout=parse_rules_text(args.layout))
+    exe = mi.compile(prog, layout=mi.LayoutRules.parse(args.layout))
     import jax
 
     print(f"compiled for {len(exe.devices)} {jax.devices()[0].platform.upper()} devices "

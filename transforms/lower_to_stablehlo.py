@@ -6,12 +6,24 @@ The work is done by `meshir.lowering.stablehlo`; this file registers the pass an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from meshir.dialect.diagnostics import Diagnostic, raise_diagnostics
+from meshir.dialect.modes import EXPLICIT, Mode
 from meshir.dialect.signature import function_name, functions, is_mtf_function
 
-from .registry import ModulePass, option, register_pass
+from .insert_collectives import PARTITIONED
+from .registry import IRForm, ModulePass, option, register_pass
+
+
+def _verify_global(module_op) -> list[Diagnostic]:
+    # Imported here: the lowering imports meshir.transforms (the partitioned verifier).
+    from meshir.lowering.stablehlo.gspmd import verify_global
+
+    return verify_global(module_op)
+
+
+#: What gspmd mode needs: every dim laid out (propagated IR), no pending argument or result.
+GLOBAL = IRForm("global", _verify_global)
 
 
 @register_pass
@@ -19,19 +31,24 @@ from .registry import ModulePass, option, register_pass
 class LowerToStableHLOPass(ModulePass):
     NAME = "mtf-lower-to-stablehlo"
     SUMMARY = "Lower mtf functions to StableHLO with Shardy shardings"
-    mode: Literal["explicit", "gspmd"] = option(
-        "explicit",
+    mode: Mode = option(
+        EXPLICIT,
         "explicit: per-device StableHLO in sdy.manual_computation with collectives (input: "
         "after mtf-insert-collectives); gspmd: global StableHLO with sdy.sharding_constraint on "
         "the propagated layouts, partitioned by XLA's Shardy (input: after mtf-propagate-sharding)",
     )
+
+    def input_form(self) -> IRForm:
+        """Explicit mode lowers the partitioned form, gspmd mode the propagated (global) one;
+        the pass manager checks it unless the pass before produced it."""
+        return PARTITIONED if self.mode == EXPLICIT else GLOBAL
 
     def apply(self, module_op) -> None:
         # Imported here: the lowering uses meshir.transforms (the partitioned verifier).
         from meshir.lowering.stablehlo import lower_module
 
         raise_diagnostics(_mtf_declarations(module_op))
-        lower_module(module_op, self.mode)
+        lower_module(module_op, self.mode, verified=True)
 
 
 def _mtf_declarations(module_op) -> list[Diagnostic]:

@@ -7,6 +7,14 @@ severities) and signals failure. `PassManager.run` then raises MLIRError carryin
 diagnostics upstream passes emitted. `Pipeline.run` merges both, in order, into one
 `PassPipelineError` (a MeshIRError with `.diagnostics`); warnings and remarks upstream passes
 emit on success are returned. Exceptions other than MeshIRError are bugs and propagate.
+`Pipeline.apply` (the Python API's entry) re-raises a pass's MeshIRError unchanged instead.
+
+Verification, as MLIR's pass manager does it: the module is verified once before the first
+pass and after every pass (MeshIR's verifier; MLIR's own too). Passes do not verify. A form
+of IR beyond the verifier's checks (`registry.IRForm`: the partitioned form) is checked right
+after the pass that produces it, and before a pass that needs it only when no earlier pass of
+the pipeline produced it: in `mtf-insert-collectives,mtf-lower-to-stablehlo` the partitioned
+verifier runs once, between the two.
 """
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ from meshir.dialect.diagnostics import Diagnostic, MeshIRError, VerifyError
 from meshir.dialect.verifier import verify_module
 
 from .pipeline_syntax import PipelineElement, parse_pipeline
-from .registry import PASSES, ModulePass, PassOptionError, did_you_mean
+from .registry import PASSES, IRForm, ModulePass, PassOptionError, did_you_mean
 from .upstream import UPSTREAM_PASSES
 from .upstream_guards import guard_problems, guarded_passes
 
@@ -38,23 +46,72 @@ class PassPipelineError(MeshIRError):
     """A pass failed; `.diagnostics` says where and why."""
 
 
+class _RunState:
+    """What the steps of one run report besides MLIR: located diagnostics, and the first
+    MeshIRError a step raised (re-raised unchanged by `Pipeline.apply`)."""
+
+    def __init__(self) -> None:
+        self.failures: list[Diagnostic] = []
+        self.raised: MeshIRError | None = None
+
+    def clear(self) -> None:
+        self.failures.clear()
+        self.raised = None
+
+    def fail(self, diagnostics, error: MeshIRError | None, pass_) -> None:
+        self.failures.extend(diagnostics)
+        if self.raised is None and error is not None:
+            self.raised = error
+        pass_.signal_pass_failure()
+
+
 class Pipeline:
-    """A built pass pipeline; `run` applies it to modules (several times if wanted)."""
+    """A built pass pipeline; `run` applies it to modules (several times if wanted).
+
+    Elements are parsed pipeline elements or MeshIR pass instances (Python gives typed
+    options straight to the pass). Like MLIR's pass manager, the pipeline verifies the
+    module: once before the first pass (`verify_input`), then after each pass
+    (`verify_each`; MeshIR's verifier, and the form a pass produces, e.g. the partitioned
+    form after mtf-insert-collectives). A pass that needs a form no earlier pass produced
+    gets it checked right before it (mtf-lower-to-stablehlo run alone)."""
 
     def __init__(self, elements, *, after_each: AfterEachHook | None = None, verify_each: bool = True):
         self.elements = tuple(elements)
-        self._failures: list[Diagnostic] = []
+        self.verify_each = verify_each
+        self._state = _RunState()
         with get_context():
             self._pm = passmanager.PassManager("builtin.module")
             self._pm.enable_verifier(verify_each)
+            forms: set[IRForm] = set()  # the forms the IR is known to be in at this point
             for element in self.elements:
-                self._add(element)
+                forms = self._add(element, forms)
                 if after_each is not None:
-                    self._pm.add(_hook_pass(after_each, element.text), name="PrintIR", argument="meshir-print-ir")
+                    self._pm.add(_hook_pass(after_each, _label(element)), name="PrintIR", argument="meshir-print-ir")
 
-    def run(self, module_op) -> list[Diagnostic]:
-        """Apply the pipeline in place; return warnings/remarks; raise PassPipelineError."""
-        self._failures.clear()
+    def run(self, module_op, *, verify_input: bool = True) -> list[Diagnostic]:
+        """Apply the pipeline in place; return warnings/remarks; raise PassPipelineError
+        carrying every diagnostic (meshir-opt). `verify_input=False`: the caller verified it."""
+        error, reported = self._run(module_op, verify_input)
+        if error is not None:
+            raise error
+        return reported
+
+    def apply(self, module_op, *, verify_input: bool = True) -> None:
+        """Apply the pipeline as a Python call (mi.compile, mi.propagate): a MeshIRError that
+        a pass or a check raised propagates unchanged (type, text, traceback), as if the pass
+        had been called directly; other failures raise PassPipelineError."""
+        error, _ = self._run(module_op, verify_input)
+        if error is not None:
+            raise (self._state.raised or error)
+
+    def _run(self, module_op, verify_input: bool) -> tuple[MeshIRError | None, list[Diagnostic]]:
+        state = self._state
+        state.clear()
+        if verify_input:
+            diags = verify_module(module_op)
+            if diags:
+                state.raised = MeshIRError("\n".join(str(d) for d in diags), diags)
+                return PassPipelineError(str(state.raised), diags), []
         reported: list[Diagnostic] = []
         ctx = get_context()
         handler = ctx.attach_diagnostic_handler(lambda d: _collect(d, reported))
@@ -62,19 +119,21 @@ class Pipeline:
             with ctx:
                 self._pm.run(module_op.operation)
         except ir.MLIRError as e:
-            diags = self._failures + mlir_error_diagnostics(e, with_notes=True)
+            diags = state.failures + mlir_error_diagnostics(e, with_notes=True)
             if not diags:
                 diags = [Diagnostic(module_op.operation.location, "pass pipeline failed")]
-            raise PassPipelineError("\n".join(str(d) for d in diags), reported + diags) from None
+            return PassPipelineError("\n".join(str(d) for d in diags), reported + diags), reported
         finally:
             handler.detach()
-        return reported
+        return None, reported
 
-    def _add(self, element: PipelineElement) -> None:
+    def _add(self, element, forms: set[IRForm]) -> set[IRForm]:
+        """Add one element and the checks after it; return the forms that hold after it."""
+        if isinstance(element, ModulePass):
+            return self._add_instance(element, forms)
         cls = PASSES.get(element.name)
         if cls is not None:
-            self._add_meshir_pass(cls, element)
-            return
+            return self._add_meshir_pass(cls, element, forms)
         nested = _first_meshir_pass(element.children or ())
         if nested is not None:
             raise nested.error(
@@ -82,8 +141,10 @@ class Pipeline:
                 f"pipeline, not inside '{element.name}(...)'"
             )
         self._add_upstream(element)
+        self._add_checks([verify_module] if self.verify_each else [], "MeshIRVerify", "mtf-verify-each")
+        return set()
 
-    def _add_meshir_pass(self, cls: type[ModulePass], element: PipelineElement) -> None:
+    def _add_meshir_pass(self, cls: type[ModulePass], element: PipelineElement, forms: set[IRForm]) -> set[IRForm]:
         if element.children is not None:
             raise element.error(f"'{element.name}' is a pass, not an op name: give its options in braces, not a nested pipeline")
         try:
@@ -91,12 +152,30 @@ class Pipeline:
         except PassOptionError as e:
             column = next((o.column for o in element.options or () if o.key == e.key), None)
             raise element.error(str(e), column) from None
-        self._pm.add(_meshir_pass(instance, self._failures), name=cls.__name__, argument=cls.NAME, description=cls.SUMMARY)
+        except MeshIRError as e:
+            # A malformed option value (layout rules text) is the pass's failure, reported
+            # when the pipeline runs, at the top of the input (docs/decisions.md).
+            self._pm.add(_failing_pass(cls.NAME, e, self._state), name=cls.__name__, argument=cls.NAME)
+            return set()
+        return self._add_instance(instance, forms)
+
+    def _add_instance(self, instance: ModulePass, forms: set[IRForm]) -> set[IRForm]:
+        cls = type(instance)
+        needed = instance.input_form()
+        if needed is not None and needed not in forms:
+            self._add_checks([needed.check], "MeshIRCheckForm", f"mtf-check-{needed.name}")
+        self._pm.add(_meshir_pass(instance, self._state), name=cls.__name__, argument=cls.NAME, description=cls.SUMMARY)
+        if cls.READS_ONLY:
+            return forms
+        produced = instance.output_form() if self.verify_each else None
+        checks = ([verify_module] if self.verify_each else []) + ([produced.check] if produced is not None else [])
+        self._add_checks(checks, "MeshIRVerify", "mtf-verify-each")
+        return {produced} if produced is not None else set()
 
     def _add_upstream(self, element: PipelineElement) -> None:
         guarded = guarded_passes(element)
         if guarded:
-            self._pm.add(_guard_pass(guarded, self._failures), name="ShardyGuard", argument="meshir-shardy-guard")
+            self._pm.add(_guard_pass(guarded, self._state), name="ShardyGuard", argument="meshir-shardy-guard")
         try:
             self._pm.add(element.text)
             return
@@ -113,11 +192,15 @@ class Pipeline:
                 message = str(e)
         raise _upstream_error(element, message)
 
+    def _add_checks(self, checks, name: str, argument: str) -> None:
+        if checks:
+            self._pm.add(_check_pass(tuple(checks), self._state), name=name, argument=argument)
 
 def build_pass_manager(pipeline, **kwargs) -> Pipeline:
     """A Pipeline from text (`builtin.module(mtf-verify, canonicalize)` or `a,b`) or parsed
     elements. Raises PipelineError (located by column) for bad syntax, unknown passes or options.
-    Keyword arguments: `after_each(label, module_op)` hook, `verify_each` (MLIR's verifier)."""
+    Keyword arguments: `after_each(label, module_op)` hook, `verify_each` (MeshIR's and
+    MLIR's verifiers after each pass)."""
     elements = parse_pipeline(pipeline) if isinstance(pipeline, str) else tuple(pipeline)
     return Pipeline(elements, **kwargs)
 
@@ -126,7 +209,7 @@ def known_pass_names() -> list[str]:
     return sorted(set(PASSES) | set(UPSTREAM_PASSES))
 
 
-def _meshir_pass(instance: ModulePass, failures: list[Diagnostic]):
+def _meshir_pass(instance: ModulePass, state: _RunState):
     def run(op, pass_) -> None:
         try:
             instance.apply(op)
@@ -137,19 +220,42 @@ def _meshir_pass(instance: ModulePass, failures: list[Diagnostic]):
             diagnostics = getattr(e, "diagnostics", ()) or verify_module(op)
             if not diagnostics and not isinstance(e, MeshIRError):
                 raise
-            failures.extend(diagnostics or [Diagnostic(op.location, f"pass '{instance.NAME}' failed: {e}")])
-            pass_.signal_pass_failure()
+            state.fail(diagnostics or [Diagnostic(op.location, f"pass '{instance.NAME}' failed: {e}")],
+                       e if isinstance(e, MeshIRError) else None, pass_)
 
     return run
 
 
-def _guard_pass(guarded, failures: list[Diagnostic]):
+def _check_pass(checks, state: _RunState):
+    """The pipeline's check between passes: each check returns diagnostics; the first that
+    finds errors fails the pipeline (later checks may assume what earlier ones establish)."""
+    def run(op, pass_) -> None:
+        for check in checks:
+            diags = check(op)
+            errors = [d for d in diags if d.severity == "error"]
+            if errors:
+                state.fail(diags, MeshIRError("\n".join(str(d) for d in errors), diags), pass_)
+                return
+
+    return run
+
+
+def _failing_pass(name: str, error: MeshIRError, state: _RunState):
+    return lambda op, pass_: state.fail([Diagnostic(op.location, f"pass '{name}' failed: {error}")], error, pass_)
+
+
+def _label(element) -> str:
+    """How `--mlir-print-ir-after-all` and `after_each` name an element: its text, or the
+    name of a pass given as an instance."""
+    return element.NAME if isinstance(element, ModulePass) else element.text
+
+
+def _guard_pass(guarded, failures: _RunState):
     """Check what the Shardy passes of one element need (upstream_guards.py) right before it."""
     def run(op, pass_) -> None:
         problems = guard_problems(op, guarded)
         if problems:
-            failures.extend(problems)
-            pass_.signal_pass_failure()
+            failures.fail(problems, None, pass_)
 
     return run
 

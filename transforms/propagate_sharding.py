@@ -14,10 +14,9 @@ from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import callees_first, function_name, functions
+from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import TensorType
-from meshir.dialect.verifier import check_module
 
-from .propagation.layout_rules import parse_rules_text, rules_from_attribute
 from .propagation.op_rules import op_rule
 from .propagation.program_values import index_function
 from .propagation.reshards import reshard_operand, rewrite_function
@@ -36,30 +35,35 @@ from .registry import ModulePass, option, register_pass
 class PropagateShardingPass(ModulePass):
     NAME = "mtf-propagate-sharding"
     SUMMARY = "Give every dim of every value a layout, from shard constraints, annotations and layout rules"
-    rules: str = option("", 'layout rules added to each function\'s mtf.layout_rules, e.g. "batch:x,d_ff:(x,y)"')
+    rules: LayoutRules = option(
+        LayoutRules(),
+        'layout rules added to each function\'s mtf.layout_rules, e.g. "batch:x,d_ff:(x,y)" or "batch:x;d_ff:y"',
+    )
 
     def apply(self, module_op) -> None:
-        check_module(module_op)
-        extra = parse_rules_text(self.rules) if self.rules else {}
         meshes = module_meshes(module_op)
         for fn in callees_first(module_op):
-            propagate_function(fn, function_mesh(fn, meshes), extra)
-        check_module(module_op)
+            propagate_function(fn, function_mesh(fn, meshes), self.rules)
 
 
-def propagate_function(fn, mesh, extra_rules=None) -> int:
-    """Propagate layouts through one function in place; returns the reshards inserted."""
+def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None) -> int:
+    """Propagate layouts through one function in place; returns the reshards inserted.
+    `extra_rules` are checked against the mesh here; the function's own `mtf.layout_rules`
+    were checked by the verifier."""
     calls = _calls(fn)
     for call, callee in calls:
         _adopt_callee_results(call, callee)
     values = index_function(fn)
+    extra_rules = extra_rules or LayoutRules()
     if mesh is None:
+        if extra_rules and extra_rules.origin is not None:  # from Python: every axis is unknown
+            check_rules_on_mesh(extra_rules, None, extra_rules.origin)
         if extra_rules:
             raise MeshIRError(f"{fn.location}: layout rules given but function has no mesh",
                               [Diagnostic(fn.location, "layout rules given but the function has no mesh (set mtf.mesh)")])
         return 0
-    rules = {**rules_from_attribute(fn), **(extra_rules or {})}
-    check_rules_on_mesh(rules, mesh, fn.location)
+    check_rules_on_mesh(extra_rules, mesh, extra_rules.origin or fn.location)
+    rules = LayoutRules.from_attribute(fn).merged(extra_rules)
     check_shard_conflicts(values)
     op_rules = [r for r in (op_rule(op, values) for op in values.ops) if r is not None]
     solver = Solver(values, op_rules, mesh.shape)

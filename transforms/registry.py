@@ -15,7 +15,14 @@ fields declared with `option(default, help)`, and `apply(module_op)` that rewrit
 
 Options are spelled in kebab-case in pipelines (`keep-collectives=true`); their values
 are converted from text by the field's type (bool, int, float, str, Literal[...] of strings,
-tuple[str, ...] / tuple[int, ...] as comma lists). `--help` is generated from the same fields.
+tuple[str, ...] / tuple[int, ...] as comma lists, or a class with `from_option_text`, such as
+`LayoutRules`). `--help` is generated from the same fields.
+
+Passes do not verify the module themselves: the pass manager verifies it once before the
+pipeline and after each pass (pass_manager.py). What a pass produces or needs beyond the
+verifier's checks is an `IRForm` (`output_form`, `input_form`): the pipeline checks a form
+right after the pass that produces it, and before a pass that needs it only when no earlier
+pass of the pipeline produced it.
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ import dataclasses
 import difflib
 import typing
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from meshir.dialect.diagnostics import MeshIRError
 
@@ -73,16 +80,36 @@ class PassInfo:
     options: tuple[PassOption, ...] = ()
 
 
+@dataclass(frozen=True)
+class IRForm:
+    """A form of IR beyond what the verifier checks (e.g. the partitioned form): its name and
+    `check(module_op) -> list[Diagnostic]` (empty when the module is in that form)."""
+
+    name: str
+    check: Callable = dataclasses.field(compare=False, repr=False)
+
+
 @dataclass
 class ModulePass:
     """Base of MeshIR passes. Subclasses are dataclasses whose fields are their options."""
 
     NAME: ClassVar[str] = ""
     SUMMARY: ClassVar[str] = ""
+    #: A pass that only reads the module (mtf-verify): the IR keeps the forms it was in.
+    READS_ONLY: ClassVar[bool] = False
 
     def apply(self, module_op) -> None:
-        """Transform `module_op` (a `builtin.module` operation) in place; raise MeshIRError."""
+        """Transform `module_op` (a verified `builtin.module` operation) in place; raise
+        MeshIRError. Passes do not verify: the pass manager does, between passes."""
         raise NotImplementedError
+
+    def output_form(self) -> IRForm | None:
+        """The form this pass's output is in, checked by the pipeline right after it."""
+        return None
+
+    def input_form(self) -> IRForm | None:
+        """The form this pass needs its input in (checked unless a pass before it produced it)."""
+        return None
 
     @classmethod
     def info(cls) -> PassInfo:
@@ -171,6 +198,8 @@ def _type_text(tp, cls) -> str:
         return "one of " + "|".join(args)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in (str, int):
         return f"list of {args[0].__name__}"
+    if hasattr(tp, "from_option_text"):
+        return getattr(tp, "OPTION_TYPE_TEXT", tp.__name__)
     raise TypeError(f"{cls.__name__}: unsupported option type {tp!r}")
 
 
@@ -190,6 +219,8 @@ def _convert(tp, text: str | None, what: str):
             raise PassOptionError(f"{what} expects {'an integer' if tp is int else 'a number'}, got '{text}'") from None
     if tp is str:
         return text
+    if hasattr(tp, "from_option_text"):
+        return tp.from_option_text(text)  # a malformed value raises MeshIRError (see pass_manager)
     args = typing.get_args(tp)
     if typing.get_origin(tp) is typing.Literal:
         if text not in args:

@@ -18,6 +18,7 @@ from .registry import ModulePass, register_pass
 class VerifyPass(ModulePass):
     NAME = "mtf-verify"
     SUMMARY = "Check every mtf op and !mtf.tensor type (names, sizes, layouts, mesh axes)"
+    READS_ONLY = True
 
     def apply(self, module_op) -> None:
         raise_diagnostics(verify_module(module_op))

@@ -12,8 +12,8 @@ import jax
 
 from meshir import _jax_private as jp
 from meshir.dialect.call_site import reports_at_call_site
-from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import Mesh
+from meshir.dialect.modes import EXPLICIT, check_mode
 from meshir.dialect.signature import FunctionSignature
 
 from .arguments import place_arguments, x64_scope
@@ -22,8 +22,6 @@ from .donation import check_donated_buffers, donation_aliases
 from .entry import prepare_entry
 from .pjrt import check_compiled_shardings, compile_for_devices
 from .runtime_report import runtime_report
-
-MODES = ("explicit", "gspmd")
 
 
 class Executable:
@@ -41,10 +39,9 @@ class Executable:
     """
 
     @reports_at_call_site
-    def __init__(self, stablehlo_module, mesh: Mesh, signature: FunctionSignature, mode: str = "explicit",
+    def __init__(self, stablehlo_module, mesh: Mesh, signature: FunctionSignature, mode: str = EXPLICIT,
                  report=None, platform: str | None = None, donate=None):
-        if mode not in MODES:
-            raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
+        check_mode(mode)
         self.mesh, self.signature, self.mode, self.compile_report = mesh, signature, mode, report
         self.arg_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.arg_types)
         self.result_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.result_types)

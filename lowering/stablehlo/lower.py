@@ -13,9 +13,10 @@ import itertools
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
+from meshir.dialect.modes import EXPLICIT, GSPMD, MODES, check_mode  # noqa: F401  (MODES: re-exported)
+from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import function_name, functions, is_mtf_function
 from meshir.dialect.verifier import check_module
-from meshir.dialect.partitioned import verify_partitioned
 
 from . import collectives, contraction, creation, elementwise, gspmd, indexing, random, shape
 from .builder import Builder
@@ -31,19 +32,20 @@ RULES = {
     **indexing.RULES,
     **collectives.RULES,
 }
-MODES = ("explicit", "gspmd")
 
 
-def lower_module(module_op, mode: str = "explicit") -> None:
+def lower_module(module_op, mode: str = EXPLICIT, *, verified: bool = False) -> None:
     """Replace each `mtf` function of `module_op` by its StableHLO; raise MeshIRError.
 
     `mode`: "explicit" (partitioned input, per-device programs) or "gspmd" (propagated input,
-    global programs with sharding constraints, see gspmd.py)."""
-    if mode not in MODES:
-        raise MeshIRError(f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
+    global programs with sharding constraints, see gspmd.py). `verified`: the caller (the
+    pass manager) has verified the module and checked its input form; called alone, the
+    lowering checks both itself."""
+    check_mode(mode)
     module_op = module_op.operation
-    check_module(module_op)
-    raise_diagnostics(verify_partitioned(module_op) if mode == "explicit" else gspmd.verify_global(module_op))
+    if not verified:
+        check_module(module_op)
+        raise_diagnostics(verify_partitioned(module_op) if mode == EXPLICIT else gspmd.verify_global(module_op))
     meshes = module_meshes(module_op)
     targets = [fn for fn in functions(module_op) if is_mtf_function(fn)]
     lowered = [(fn, function_mesh(fn, meshes)) for fn in targets]
@@ -57,7 +59,7 @@ def lower_module(module_op, mode: str = "explicit") -> None:
         module_op.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
 
 
-def lower_function(fn, mesh: Mesh | None, channels, mode: str = "explicit") -> str:
+def lower_function(fn, mesh: Mesh | None, channels, mode: str = EXPLICIT) -> str:
     """The StableHLO text of one function: in explicit mode a per-device program in a manual
     computation, in gspmd mode a global program with sharding constraints."""
     sig = function_signature(fn)
@@ -65,14 +67,14 @@ def lower_function(fn, mesh: Mesh | None, channels, mode: str = "explicit") -> s
         if t.partial:
             raise op_error(fn, f"argument #{i} is pending ({t}); arguments must be complete values")
     b = Builder(channels)
-    manual = mode == "explicit" and mesh is not None
+    manual = mode == EXPLICIT and mesh is not None
     program = FunctionLowering(b, mesh if manual else None)
     args = block_arguments(sig, program.mesh, b.fresh)
     program.values.update(zip(fn.regions[0].blocks[0].arguments, args))
     rules, after = (RULES if mesh is not None else _NO_MESH_RULES), None
-    if mode == "gspmd" and mesh is not None:
+    if mode == GSPMD and mesh is not None:
         rules, after = {**RULES, **gspmd.RULES}, gspmd.Constraints(b, mesh, sig.arg_types, args)
-    elif mode == "gspmd":
+    elif mode == GSPMD:
         rules = {**rules, **gspmd.NO_MESH_RULES}
     results = program.lower_block(fn.regions[0].blocks[0], rules, after)
     body = ["    " + line for line in b.lines]

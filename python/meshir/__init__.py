@@ -16,6 +16,7 @@ from meshir.dialect.call_site import reports_at_call_site as _reports_at_call_si
 from meshir.dialect import (  # noqa: F401,E402
     Diagnostic,
     Dimension,
+    LayoutRules,
     Mesh,
     MeshIRError,
     MeshIRKeyError,

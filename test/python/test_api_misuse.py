@@ -246,7 +246,7 @@ MISUSES = [
     M("compile-rules-text-trailing-comma", lambda w: mi.compile(w.prog, layout="b:x,"), "'b:x,'", kind=E_VALUE),
     M("compile-rules-text-twice", lambda w: mi.compile(w.prog, layout="b:x,b:y"), "'b' twice", kind=E_VALUE),
     M("compile-rules-text-no-axis", lambda w: mi.compile(w.prog, layout="b:"), "'b:'", kind=E_VALUE),
-    M("compile-rules-text-semicolon", lambda w: mi.compile(w.prog, layout="b:x; d:y"), "'b:x; d:y'", kind=E_VALUE),
+    M("compile-rules-text-semicolons", lambda w: mi.compile(w.prog, layout="b:x;; d:y"), "'b:x;; d:y'", kind=E_VALUE),
     M("program-rules-text-unknown-axis", lambda w: mi.Program("p", w.mesh, layout="b:z"), "'z'", kind=E_VALUE),
     M("compile-mode", lambda w: mi.compile(w.prog, mode="fast"), "'fast'", kind=E_VALUE),
     M("compile-mode-none", lambda w: mi.compile(w.prog, mode=None), "None", kind=E_TYPE),
@@ -363,6 +363,8 @@ def test_text_forms_of_meshes_and_layout_rules(world):
     assert mi.Mesh([("x", np.int64(2))]).shape == {"x": 2}
     as_text = mi.propagate(world.prog, layout="b:x, d:(y)")
     assert str(as_text) == str(mi.propagate(world.prog, layout={"b": "x", "d": ("y",)}))
+    assert str(mi.propagate(world.prog, layout="b:x; d:y")) == str(as_text)  # Mesh-TensorFlow's form
+    assert str(mi.propagate(world.prog, layout=mi.LayoutRules.parse("b:x;d:y"))) == str(as_text)
 
 
 # -- hostile values in argument slots ----------------------------------------------------------

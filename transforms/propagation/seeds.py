@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError, MeshIRValueError
 from meshir.dialect.tensor_type import format_axes
 
 from .layout_rules import Rules
@@ -78,17 +78,10 @@ def _first_of_each(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def check_rules_on_mesh(rules: Rules, mesh, location) -> None:
-    """Every axis a rule names exists on the mesh, once per rule."""
-    diags = []
-    for name, axes in rules.items():
-        for a in axes:
-            if mesh is None or a not in mesh.shape:
-                known = mesh.format_axes() if mesh is not None else "no mesh"
-                diags.append(Diagnostic(location, f"layout rule for '{name}' names unknown mesh axis '{a}' ({known})"))
-        if len(set(axes)) != len(axes):
-            diags.append(Diagnostic(location, f"layout rule for '{name}' names a mesh axis twice: {format_axes(axes)}"))
+    """Every axis a rule names exists on the mesh, once per rule (`LayoutRules.problems_on`)."""
+    diags = [Diagnostic(location, problem) for problem in rules.problems_on(mesh)]
     if diags:
-        raise MeshIRError("\n".join(str(d) for d in diags), diags)
+        raise MeshIRValueError("\n".join(str(d) for d in diags), diags)
 
 
 def check_shard_conflicts(values: FunctionValues) -> None:

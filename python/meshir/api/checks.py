@@ -14,8 +14,8 @@ import numpy as np
 
 from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError
 from meshir.dialect.element_types import element_type_name
+from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import valid_name
-from meshir.dialect.tensor_type import format_axes
 
 from .dims import Dim
 from .locations import located_error
@@ -147,15 +147,16 @@ def axes(x, what: str) -> tuple[str, ...]:
 
 def layout(x, what: str, allow_free: bool = False, optional: bool = True) -> dict:
     """`{dim: axes}` (dims by name or Dim; axes a name or a tuple of names; with
-    `allow_free`, None leaves a dim free), or Mesh-TensorFlow's text `"batch:x,d_ff:(x,y)"`,
+    `allow_free`, None leaves a dim free), `LayoutRules`, or rules text in any form
+    `LayoutRules.parse` reads (`"batch:x,d_ff:(x,y)"`, Mesh-TensorFlow's `"batch:x;d_ff:y"`),
     as `{name: tuple or None}`; `None` is `{}` when the layout is `optional`."""
     if x is None and optional:
         return {}
+    if isinstance(x, LayoutRules):
+        return dict(x)
     if isinstance(x, str):
-        from meshir.transforms.propagation.layout_rules import parse_rules_text
-
         try:
-            return parse_rules_text(x)
+            return dict(LayoutRules.parse(x))
         except MeshIRError as e:
             raise located_error(f"{what} {x!r}: {e}", MeshIRValueError) from None
     if not isinstance(x, dict):
@@ -170,20 +171,31 @@ def layout(x, what: str, allow_free: bool = False, optional: bool = True) -> dic
     return out
 
 
-def rules(x, meshes, what: str = "layout rules") -> dict:
-    """Mesh-TensorFlow layout rules `{dim: axes}` whose axes exist, each once, on every mesh
-    in `meshes` (None: no mesh). Checked here so that the error points at the call that
-    gave the rules, in the words of the propagation pass."""
-    out = layout(x, what)
+def layout_rules(x, what: str = "layout rules") -> LayoutRules:
+    """Mesh-TensorFlow layout rules as the typed value passes take: from `LayoutRules`, a
+    dict `{dim: axes}` or rules text (see `layout`); `None` is no rules. Their form is checked
+    here, located at the user's call; the mesh is checked by the pass that applies them,
+    which reports a problem at the user's call too (`origin`)."""
+    from meshir.dialect import get_context
+
+    from .locations import call_site_location
+
+    rules = x if isinstance(x, LayoutRules) else LayoutRules.of(layout(x, what))
+    if not rules or rules.origin is not None:
+        return rules
+    with get_context():
+        return rules.at(call_site_location())
+
+
+def rules(x, meshes, what: str = "layout rules") -> LayoutRules:
+    """Layout rules whose axes exist, each once, on every mesh in `meshes` (None: no mesh),
+    for `Program(layout=...)`: checked here, in the words of the propagation pass
+    (`LayoutRules.problems_on`), so that the error points at the call that gave them."""
+    out = layout_rules(x, what)
     for mesh in meshes:
-        for dim, axes in out.items():
-            for a in axes:
-                if mesh is None or a not in mesh.shape:
-                    raise located_error(f"layout rule for '{dim}' names unknown mesh axis '{a}' "
-                                        f"({mesh.format_axes() if mesh else 'no mesh'})", MeshIRValueError)
-            if len(set(axes)) != len(axes):
-                raise located_error(f"layout rule for '{dim}' names a mesh axis twice: {format_axes(axes)}",
-                                    MeshIRValueError)
+        problems = out.problems_on(mesh)
+        if problems:
+            raise located_error(problems[0], MeshIRValueError)
     return out
 
 

@@ -4,10 +4,11 @@
     y = exe(x=np_x, w1=np_w1, w2=np_w2)     # jax.Arrays laid out as the program says
     print(exe.report())                      # layouts, collectives, bytes per device
 
-The pipeline is the one `meshir-opt` runs: mtf-propagate-sharding, mtf-insert-collectives,
-mtf-lower-to-stablehlo; then PJRT compiles once. With `mode="gspmd"` the propagated module is
-lowered to global StableHLO with sharding constraints (no mtf-insert-collectives) and XLA's
-Shardy partitioner inserts the collectives.
+The pipeline is the one `meshir-opt` runs, through the same pass manager (which verifies
+the module before the first pass and after each): mtf-propagate-sharding,
+mtf-insert-collectives, mtf-lower-to-stablehlo; then PJRT compiles once. With
+`mode="gspmd"` the propagated module is lowered to global StableHLO with sharding
+constraints (no mtf-insert-collectives) and XLA's Shardy partitioner inserts the collectives.
 """
 from __future__ import annotations
 
@@ -17,18 +18,16 @@ from meshir._jax_private import ir
 from meshir.dialect import Mesh, MeshIRError, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
+from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 
 from . import checks
-from .propagation import propagate
 from .compile_report import CompileReport
-
-MODES = ("explicit", "gspmd")
 
 
 @reports_at_call_site
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
-            mode: str = "explicit", function: str | None = None, donate=None):
+            mode: str = EXPLICIT, function: str | None = None, donate=None):
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
     with PJRT.
 
@@ -41,13 +40,15 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
+    from meshir.transforms import Pipeline
     from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
+    from meshir.transforms.propagate_sharding import PropagateShardingPass
 
     mode = checks.choice(mode, MODES, "mode")
     source = checks.module_of(program_or_module, "the program to compile")
     mesh = checks.mesh(mesh, "compile mesh")
-    layout = checks.layout(layout, "layout rules")
+    rules = checks.layout_rules(layout, "layout rules")
     function = checks.optional_name(function, "function")
     with get_context():
         source = _with_mesh(source.operation.clone(), mesh, function)
@@ -57,13 +58,21 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     ensure_cpu_devices(run_mesh.size)
     timings = {}
     start = time.perf_counter()
-    module = propagate(source, layout=layout)
-    if mode == "explicit":  # gspmd mode lowers the propagated module: XLA inserts the collectives
-        InsertCollectivesPass().apply(module)
+    passes = [PropagateShardingPass(rules=rules)]
+    if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
+        passes.append(InsertCollectivesPass())
+    passes.append(LowerToStableHLOPass(mode=mode))
+    lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
+
+    def keep_lowered_input(label, op) -> None:
+        if label == passes[-2].NAME:
+            lowered_input.append(op.clone())
+
     with get_context():
-        partitioned = module.operation.clone()
+        module = source.operation.clone()  # the pipeline rewrites it in place
+    Pipeline(passes, after_each=keep_lowered_input).apply(module)
+    partitioned = lowered_input[0]
     sig = signature(entry_function(partitioned, function))
-    LowerToStableHLOPass(mode=mode).apply(module)
     timings["meshir_passes_s"] = time.perf_counter() - start
     start = time.perf_counter()
     exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode=mode), donate=donate)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.ops import COLLECTIVE_OP_NAMES
 from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType, format_axes
@@ -48,7 +49,7 @@ class CompileReport:
     """What compilation decided: layouts of every value, collectives and their bytes."""
 
     partitioned_module: object
-    mode: str = "explicit"  # gspmd: the module is only propagated, XLA inserts the collectives
+    mode: str = EXPLICIT  # gspmd: the module is only propagated, XLA inserts the collectives
 
     @property
     def collectives(self) -> list[CollectiveRecord]:
@@ -62,7 +63,7 @@ class CompileReport:
         lines = ["layouts:", layout_table(self.partitioned_module), "", "collectives:"]
         records = self.collectives
         if not records:
-            lines.append("  none" if self.mode == "explicit" else
+            lines.append("  none" if self.mode == EXPLICIT else
                          "  inserted by XLA's partitioner (gspmd mode): see Executable.compiled_hlo_text()")
         rows = [("value", "collective", "axes", "detail", "bytes/device")] + [
             (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, str(c.bytes_per_device)) for c in records

@@ -63,7 +63,9 @@ def _argument_name(program, w):
 
 
 def _gradient(program, wrt, result, function, cotangent, with_value) -> GradientProgram:
-    from meshir.transforms.autodiff import AutodiffError, gradient_function
+    from meshir.transforms import Pipeline
+    from meshir.transforms.autodiff import AutodiffError
+    from meshir.transforms.autodiff.autodiff_pass import AutodiffPass
 
     source = checks.module_of(program, "the program to differentiate")
     result = checks.optional_name(result, "result")
@@ -78,14 +80,16 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
         module = source.operation.clone()
     try:
         differentiated = function_name(entry_function(module, function))
-        grad = gradient_function(module, function, wrt, result, cotangent, with_value)
+        autodiff = AutodiffPass(function=function or "", wrt=wrt, result=result or "", cotangent=cotangent,
+                                with_value=with_value)
+        Pipeline([autodiff]).apply(module)
     except AutodiffError as e:
         if e.located:
             raise
         raise located_error(e.reason) from None
     except MeshIRError as e:
         raise located_error(str(e)) from None
-    name = function_name(grad)
+    name = f"{differentiated}_grad"  # gradient_function's name for it
     _keep_only_entry(module, name, differentiated)
     return GradientProgram(module, name)
 

@@ -186,10 +186,14 @@ class Program:
             self.function.attributes["arg_attrs"] = _name_attrs(self._arg_names)
             self.function.attributes["res_attrs"] = _name_attrs(self._result_names)
             if self._callees:
-                from meshir.transforms.inline_calls import inline_calls
+                from meshir.transforms import Pipeline
+                from meshir.transforms.inline_calls import InlineCallsPass
 
                 self.calls_inlined = True  # before: the call results die in inline_calls
-                inline_calls(self._module.operation)
+                self._finished = True
+                # Through the pass manager, which verifies the inlined module (mi.train_step).
+                Pipeline([InlineCallsPass()]).apply(self._module.operation, verify_input=False)
+                return
         self._finished = True
         check_module(self._module)
 

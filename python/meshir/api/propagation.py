@@ -15,19 +15,19 @@ from . import checks
 def propagate(program_or_module, layout: dict | None = None):
     """A copy of the program's module in which every dim of every value has a layout.
 
-    `layout` adds Mesh-TensorFlow layout rules (`{"batch": "x", "d_ff": ("x", "y")}`) to the
-    ones the program states; the program itself is left unchanged.
+    `layout` adds Mesh-TensorFlow layout rules (`{"batch": "x", "d_ff": ("x", "y")}`, a
+    `LayoutRules`, or text: `"batch:x,d_ff:(x,y)"`, `"batch:x;d_ff:y"`) to the ones the
+    program states; the program itself is left unchanged. Runs mtf-propagate-sharding
+    through the pass manager (verified before and after).
     """
+    from meshir.transforms import Pipeline
     from meshir.transforms.propagate_sharding import PropagateShardingPass
-    from meshir.transforms.propagation.layout_rules import format_rules, rules_from_python
 
     module = checks.module_of(program_or_module, "the program to propagate")
-    if layout is not None:
-        meshes = module_meshes(module.operation)
-        layout = checks.rules(layout, [function_mesh(fn, meshes) for fn in defined_functions(module)])
+    rules = checks.layout_rules(layout, "layout rules")
     with get_context():
         copy = module.operation.clone()
-    PropagateShardingPass(rules=format_rules(rules_from_python(layout))).apply(copy)
+    Pipeline([PropagateShardingPass(rules=rules)]).apply(copy)
     return copy
 
 

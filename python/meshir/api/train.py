@@ -15,9 +15,9 @@ import numpy as np
 
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
+from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
-from meshir.transforms.propagation.layout_rules import rules_from_attribute
 
 from . import checks
 from .builder import located_error
@@ -47,7 +47,8 @@ class TrainStep:
 @reports_at_call_site
 def train_step(loss_program, optimizer, params=None, name: str = "train_step") -> TrainStep:
     """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
-    (argument names; default: every float argument)."""
+    (argument names; default: every float argument). Its passes (mtf-autodiff for the
+    gradient, mtf-inline for the step's call of it) run through the pass manager."""
     check_optimizer(optimizer)
     module = checks.module_of(loss_program, "the loss program of mi.train_step")
     name = checks.identifier(name, "the name of the training step")
@@ -65,7 +66,7 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step") -
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
                                 MeshIRValueError)
     gradient = value_and_grad(loss_program, wrt=list(params))
-    rules = rules_from_attribute(fn)
+    rules = LayoutRules.from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}
     with Program(name, mesh, layout=rules or None) as prog:
         args = {}

@@ -104,14 +104,16 @@ class _Driver:
                 return None, diags
         reported = []
         if self.pipeline is not None:
+            # Verified after parsing (above), or else by the pipeline before its first pass
+            # (passes take verified IR); then after each pass.
             try:
-                reported = self.pipeline.run(module)
+                reported = self.pipeline.run(module, verify_input=self.opts.no_verify_on_parse)
             except MeshIRError as e:
                 return None, list(e.diagnostics)
-        if self.opts.verify_each:
-            errors = verify_module(module)
+        elif self.opts.verify_each and self.opts.no_verify_on_parse:
+            errors = verify_module(module)  # no pass, and not verified after parsing
             if errors:
-                return None, reported + errors
+                return None, errors
         return _print_module(module, self.opts.mlir_print_debuginfo), reported
 
 
