@@ -111,15 +111,11 @@ def test_conflicting_shards_on_one_value_are_an_error():
     ("b:x,b:y", "give 'b' twice"),
 ])
 def test_malformed_rules_text(text, message):
-    from meshir.transforms.propagation.layout_rules import parse_rules_text
-
     with pytest.raises(mi.MeshIRError, match=message):
-        parse_rules_text(text)
+        mi.LayoutRules.parse(text)
 
 
 def test_rules_text_forms():
-    from meshir.transforms.propagation.layout_rules import format_rules, parse_rules_text
-
-    rules = parse_rules_text(" batch : x , d_ff:(x, y), d_model:() ")
+    rules = mi.LayoutRules.parse(" batch : x , d_ff:(x, y), d_model:() ")
     assert rules == {"batch": ("x",), "d_ff": ("x", "y"), "d_model": ()}
-    assert parse_rules_text(format_rules(rules)) == rules
+    assert mi.LayoutRules.parse(str(rules)) == rules

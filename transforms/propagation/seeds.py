@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, MeshIRValueError
+from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import format_axes
 
-from .layout_rules import Rules
 from .program_values import FunctionValues
 
 SHARD, ANNOTATION, RULE, RENAMED_RULE = 0, 1, 2, 3
@@ -35,7 +35,7 @@ def fixed_dims(values: FunctionValues) -> list[Seed]:
     return seeds
 
 
-def rule_seeds(values: FunctionValues, rules: Rules, mesh) -> list[Seed]:
+def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
     """Rules applied to every free dim of their name. A rule set that splits two dims of
     one value over one axis, or a split that does not divide, is the user's error."""
     seeds, diags = [], []
@@ -77,7 +77,7 @@ def _first_of_each(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def check_rules_on_mesh(rules: Rules, mesh, location) -> None:
+def check_rules_on_mesh(rules: LayoutRules, mesh, location) -> None:
     """Every axis a rule names exists on the mesh, once per rule (`LayoutRules.problems_on`)."""
     diags = [Diagnostic(location, problem) for problem in rules.problems_on(mesh)]
     if diags:
