@@ -332,3 +332,8 @@ def producer(value: ir.Value, op_class: type) -> MtfOp | None:
 def layout_free(t: TensorType) -> bool:
     """No layout stated for any dim and nothing pending: dropping the type loses no layout fact."""
     return not t.partial and all(d.axes is None for d in t.dims)
+
+
+def replicated(t: TensorType) -> bool:
+    """Every dim stated whole on every device (`@()`) and nothing pending."""
+    return not t.partial and all(d.axes == () for d in t.dims)

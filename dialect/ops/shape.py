@@ -6,7 +6,7 @@ from meshir._jax_private import ir
 from ..diagnostics import VerifyError
 from ..tensor_type import Dimension
 from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
-from .base import layout_free, producer, same_type_operand
+from .base import layout_free, producer, replicated, same_type_operand
 
 
 class _SameElementOp(MtfOp):
@@ -53,13 +53,18 @@ class ReshapeOp(_SameElementOp):
             )
 
     def fold(self):
-        """To the operand's type: the identity. Of a reshape whose result states no layout:
-        one reshape (both keep the row-major element order, so their composition is one)."""
+        """To the operand's type: the identity. Of a reshape whose result states no layout,
+        or of replicated values only: one reshape (both keep the row-major element order, so
+        their composition is one; no layout statement is lost, and a replicated reshape is
+        partitioned)."""
         same = same_type_operand(self)
         inner = producer(self.input, ReshapeOp)
-        if same is not None or inner is None or not layout_free(inner.result_type):
+        if same is not None or inner is None:
             return same
-        return _compose(self, inner.input, ReshapeOp)
+        mid = inner.result_type
+        if layout_free(mid) or all(replicated(t) for t in (inner.input_type, mid, self.result_type)):
+            return _compose(self, inner.input, ReshapeOp)
+        return None
 
 
 @mtf_op

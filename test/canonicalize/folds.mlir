@@ -116,3 +116,13 @@ func.func @integer_neutral_elements(%x: !mtf.tensor<b=4, i32>) -> !mtf.tensor<b=
   %3 = "mtf.div"(%2, %one) : (!mtf.tensor<b=4, i32>, !mtf.tensor<i32>) -> !mtf.tensor<b=4, i32>
   return %3 : !mtf.tensor<b=4, i32>
 }
+
+// Reshapes of replicated values compose too (the form after propagation and
+// insert-collectives); a middle type split over an axis is kept (see no_fold.mlir).
+// CHECK-LABEL: func.func @replicated_reshapes
+// CHECK-NEXT: return %arg0 : !mtf.tensor<b=4@(), d=6@(), f32>
+func.func @replicated_reshapes(%a: !mtf.tensor<b=4@(), d=6@(), f32>) -> !mtf.tensor<b=4@(), d=6@(), f32> {
+  %0 = "mtf.reshape"(%a) : (!mtf.tensor<b=4@(), d=6@(), f32>) -> !mtf.tensor<n=24@(), f32>
+  %1 = "mtf.reshape"(%0) : (!mtf.tensor<n=24@(), f32>) -> !mtf.tensor<b=4@(), d=6@(), f32>
+  return %1 : !mtf.tensor<b=4@(), d=6@(), f32>
+}

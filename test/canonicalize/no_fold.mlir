@@ -32,14 +32,17 @@ func.func @layout_or_partial_differs(%a: !mtf.tensor<b=4@x, d=6, f32>, %p: !mtf.
 // CHECK-COUNT-2: "mtf.reshape"
 // CHECK-COUNT-2: "mtf.transpose"
 // CHECK-COUNT-2: "mtf.rename"
-func.func @middle_layout_kept(%a: !mtf.tensor<b=4, d=6, f32>) -> (!mtf.tensor<b=4, d=6, f32>, !mtf.tensor<b=4, d=6, f32>, !mtf.tensor<p=4, q=6, f32>) {
+// CHECK-COUNT-2: "mtf.reshape"
+func.func @middle_layout_kept(%a: !mtf.tensor<b=4, d=6, f32>, %r: !mtf.tensor<b=4@(), d=6@(), f32>) -> (!mtf.tensor<b=4, d=6, f32>, !mtf.tensor<b=4, d=6, f32>, !mtf.tensor<p=4, q=6, f32>, !mtf.tensor<b=4@(), d=6@(), f32>) {
   %0 = "mtf.reshape"(%a) : (!mtf.tensor<b=4, d=6, f32>) -> !mtf.tensor<n=24@x, f32>
   %1 = "mtf.reshape"(%0) : (!mtf.tensor<n=24@x, f32>) -> !mtf.tensor<b=4, d=6, f32>
   %2 = "mtf.transpose"(%a) : (!mtf.tensor<b=4, d=6, f32>) -> !mtf.tensor<d=6, b=4@y, f32>
   %3 = "mtf.transpose"(%2) : (!mtf.tensor<d=6, b=4@y, f32>) -> !mtf.tensor<b=4, d=6, f32>
   %4 = "mtf.rename"(%a) : (!mtf.tensor<b=4, d=6, f32>) -> !mtf.tensor<b=4@x, e=6, f32>
   %5 = "mtf.rename"(%4) : (!mtf.tensor<b=4@x, e=6, f32>) -> !mtf.tensor<p=4, q=6, f32>
-  return %1, %3, %5 : !mtf.tensor<b=4, d=6, f32>, !mtf.tensor<b=4, d=6, f32>, !mtf.tensor<p=4, q=6, f32>
+  %6 = "mtf.reshape"(%r) : (!mtf.tensor<b=4@(), d=6@(), f32>) -> !mtf.tensor<n=24@x, f32>
+  %7 = "mtf.reshape"(%6) : (!mtf.tensor<n=24@x, f32>) -> !mtf.tensor<b=4@(), d=6@(), f32>
+  return %1, %3, %5, %7 : !mtf.tensor<b=4, d=6, f32>, !mtf.tensor<b=4, d=6, f32>, !mtf.tensor<p=4, q=6, f32>, !mtf.tensor<b=4@(), d=6@(), f32>
 }
 
 // Not exact, so not folded: x + 0.0 (turns -0.0 into +0.0; only x + (-0.0) folds),
