@@ -170,6 +170,8 @@ class Pipeline:
         produced = instance.output_form() if self.verify_each else None
         checks = ([verify_module] if self.verify_each else []) + ([produced.check] if produced is not None else [])
         self._add_checks(checks, "MeshIRVerify", "mtf-verify-each")
+        if cls.KEEPS_FORMS:
+            return forms | ({produced} if produced is not None else set())
         return {produced} if produced is not None else set()
 
     def _add_upstream(self, element: PipelineElement) -> None:
