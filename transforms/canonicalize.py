@@ -25,8 +25,6 @@ from meshir.dialect.ops import OP_CLASSES
 
 from .registry import ModulePass, register_pass
 
-#: Rounds of fold + CSE + DCE at most (one usually reaches the fixed point; a second checks).
-MAX_ROUNDS = 4
 
 
 @register_pass
@@ -40,22 +38,24 @@ class CanonicalizePass(ModulePass):
             canonicalize(module_op)
 
 
-def canonicalize(module_op) -> None:
-    """Canonicalize every block nested in `module_op`, in place."""
-    for _ in range(MAX_ROUNDS):
-        changed = False
-        for region in module_op.regions:
-            for block in region.blocks:
-                changed |= _rewrite_block(block)
-                changed |= _erase_dead(block)
-        if not changed:
-            return
+def canonicalize(module_op) -> bool:
+    """Canonicalize every block nested in `module_op`, in place; whether anything changed.
+
+    One round reaches the fixed point: the forward walk sees every op after its operands
+    are final (folded, merged), a fold's new op is canonicalized at once, and erasing dead
+    ops enables no fold nor merge. (test/canonicalize checks that a second run changes nothing.)"""
+    changed = False
+    for region in module_op.regions:
+        for block in region.blocks:
+            changed |= _rewrite_block(block)
+            changed |= _erase_dead(block)
+    return changed
 
 
 def _rewrite_block(block) -> bool:
     """Fold and CSE the ops of `block` (and of blocks nested in them), in order."""
     changed = False
-    seen: dict = {}  # CSE key -> the first op with it
+    seen: dict = {}  # CSE key -> the kept ops with it
     kept: set = set()  # the ops of `block` visited and kept so far
     for op in list(block.operations):
         for region in op.operation.regions:
@@ -91,9 +91,13 @@ def _canonical_value(op, cls, seen: dict, kept: set):
         return value
     if not cls.PURE:
         return None
-    key = _cse_key(op.operation)
-    first = seen.setdefault(key, op)
-    return None if first is op else first.operation.results[0]
+    operation = op.operation
+    same = seen.setdefault(_cse_key(operation), [])
+    for other in same:  # the attributes are compared only here: most keys have no other op
+        if _attributes(other.operation) == _attributes(operation):
+            return other.operation.results[0]
+    same.append(op)
+    return None
 
 
 def _new_op(value, op, kept: set):
@@ -107,13 +111,15 @@ def _new_op(value, op, kept: set):
 
 
 def _cse_key(operation) -> tuple:
+    """What two ops must share to be merged, but the attributes (see _attributes)."""
+    return operation.name, tuple(operation.operands), tuple(r.type for r in operation.results)
+
+
+def _attributes(operation) -> tuple:
+    """(name, attribute) pairs, sorted by name (MLIR keeps them so); attributes are uniqued,
+    so equal pairs are equal attributes."""
     attrs = operation.attributes
-    return (
-        operation.name,
-        tuple(operation.operands),
-        tuple((attrs[i].name, attrs[i].attr) for i in range(len(attrs))),
-        tuple(r.type for r in operation.results),
-    )
+    return tuple((na.name, na.attr) for na in (attrs[i] for i in range(len(attrs))))
 
 
 def _erase_dead(block) -> bool:

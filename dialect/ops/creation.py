@@ -61,14 +61,15 @@ class ConstantOp(MtfOp):
 
         An integer attribute on a float result is returned as a float (+0.0 for 0), so that
         the sign of a zero is the one the tensor holds."""
-        attr = self.operation.attributes["value"]
-        dense = _try(ir.DenseElementsAttr, attr)
-        if dense is not None:
-            if not dense.is_splat:
+        attr = self.operation.attributes["value"]  # the bindings give the concrete class
+        if isinstance(attr, ir.DenseElementsAttr):
+            if not attr.is_splat:
                 return None
-            attr = dense.get_splat_value()
-        value = _scalar_value(attr)
-        if value is None or isinstance(value, bool):
+            attr = attr.get_splat_value()
+        if not isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+            return None
+        value = attr.value
+        if isinstance(value, bool):
             return value
         return float(value) if self.result_type.is_float else value
 

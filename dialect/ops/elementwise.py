@@ -189,9 +189,9 @@ def _neutral_operand(op, sides, float_neutral: float, int_neutral: int):
     The float neutral element is matched with its sign: x + (-0.0) is x for every x (-0.0
     included), but x + 0.0 turns -0.0 into +0.0, so `add` folds -0.0 only."""
     for i in sides:
-        const = producer(op.operation.operands[i], ConstantOp)
-        other = same_type_operand(op, 1 - i) if const is not None else None
-        if other is None or const.result_type.partial:
+        other = same_type_operand(op, 1 - i)
+        const = producer(op.operation.operands[i], ConstantOp) if other is not None else None
+        if const is None or const.result_type.partial:
             continue
         value = const.splat_value()
         if value is None or isinstance(value, bool):
