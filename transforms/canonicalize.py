@@ -32,6 +32,9 @@ from .registry import ModulePass, register_pass
 class CanonicalizePass(ModulePass):
     NAME = "mtf-canonicalize"
     SUMMARY = "Fold trivial mtf ops, merge identical pure ones (CSE) and erase unused pure ones (DCE)"
+    #: Every fold keeps full types and every rewrite is local: a partitioned (or global)
+    #: input gives a partitioned (or global) output.
+    KEEPS_FORMS = True
 
     def apply(self, module_op) -> None:
         with module_op.context:
@@ -39,7 +42,8 @@ class CanonicalizePass(ModulePass):
 
 
 def canonicalize(module_op) -> bool:
-    """Canonicalize every block nested in `module_op`, in place; whether anything changed.
+    """Canonicalize every block nested in `module_op` (verified), in place; whether anything
+    changed. Call it inside the module's context.
 
     One round reaches the fixed point: the forward walk sees every op after its operands
     are final (folded, merged), a fold's new op is canonicalized at once, and erasing dead
