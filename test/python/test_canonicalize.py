@@ -10,6 +10,7 @@ import pytest
 
 import meshir as mi
 from meshir.dialect import get_context
+from meshir.dialect.partitioned import verify_partitioned
 from meshir.transforms.canonicalize import CanonicalizePass
 from op_cases import MESHES
 
@@ -110,6 +111,7 @@ def test_compiled_program_with_duplicated_and_dead_ops_matches_interpreter(mesh_
         if name in SAME_BITS:
             assert value.tobytes() == x.tobytes(), f"{name} is not x bit for bit"
             assert np.array_equal(np.signbit(ref), np.signbit(x)), f"interpreter {name}: sign of zero"
+    assert verify_partitioned(exe.partitioned_module) == [] or mode != "explicit"
     ops = [op.operation.name for op in exe.partitioned_module.regions[0].blocks[0].operations[-1].regions[0].blocks[0].operations]
     assert ops.count("mtf.relu") == 1 and "mtf.exp" not in ops and "mtf.tanh" not in ops
     assert ops.count("mtf.einsum") == 1 and "mtf.transpose" not in ops
