@@ -32,8 +32,9 @@ from .registry import ModulePass, register_pass
 class CanonicalizePass(ModulePass):
     NAME = "mtf-canonicalize"
     SUMMARY = "Fold trivial mtf ops, merge identical pure ones (CSE) and erase unused pure ones (DCE)"
-    #: Every fold keeps full types and every rewrite is local: a partitioned (or global)
-    #: input gives a partitioned (or global) output.
+    #: Every rewrite keeps types and is local: a verified, partitioned or global input gives a
+    #: verified, partitioned or global output (uses get a value of the type they had; the ops
+    #: a fold builds - one transpose, rename or reshape for two - verify because the two did).
     KEEPS_FORMS = True
 
     def apply(self, module_op) -> None:
