@@ -6,3 +6,4 @@ from . import insert_collectives, propagate_sharding, strip_layouts, verify  # n
 from . import lower_to_stablehlo  # noqa: F401,E402
 from .autodiff import autodiff_pass  # noqa: F401,E402
 from . import inline_calls  # noqa: F401,E402
+from . import canonicalize  # noqa: F401,E402

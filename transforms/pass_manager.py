@@ -165,7 +165,7 @@ class Pipeline:
         if needed is not None and needed not in forms:
             self._add_checks([needed.check], "MeshIRCheckForm", f"mtf-check-{needed.name}")
         self._pm.add(_meshir_pass(instance, self._state), name=cls.__name__, argument=cls.NAME, description=cls.SUMMARY)
-        if cls.READS_ONLY:
+        if cls.READS_ONLY or cls.KEEPS_FORMS:
             return forms
         produced = instance.output_form() if self.verify_each else None
         checks = ([verify_module] if self.verify_each else []) + ([produced.check] if produced is not None else [])

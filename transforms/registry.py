@@ -97,6 +97,10 @@ class ModulePass:
     SUMMARY: ClassVar[str] = ""
     #: A pass that only reads the module (mtf-verify): the IR keeps the forms it was in.
     READS_ONLY: ClassVar[bool] = False
+    #: A pass whose output is in every form its input was in, verified included
+    #: (mtf-canonicalize: values are replaced by values of their type, unused ops erased):
+    #: the IR keeps its forms and is not re-verified after it.
+    KEEPS_FORMS: ClassVar[bool] = False
 
     def apply(self, module_op) -> None:
         """Transform `module_op` (a verified `builtin.module` operation) in place; raise

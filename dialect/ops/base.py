@@ -240,6 +240,19 @@ class MtfOp(ir.OpView):
                 if a not in mesh.shape:
                     raise VerifyError(f"unknown mesh axis '{a}' (mesh @{mesh.name} has {mesh.format_axes()})")
 
+    # -- canonicalization (mtf-canonicalize) -------------------------------------------------
+    #: Pure: the result is a function of the operands, attributes and result type only, and
+    #: the op has no other effect. mtf-canonicalize merges identical pure ops (CSE) and erases
+    #: pure ops whose results are unused (DCE); an op with an effect sets PURE = False.
+    PURE: bool = True
+
+    def fold(self) -> ir.Value | None:
+        """A value that computes exactly what this op's result does (an operand, or the result
+        of a simpler op built before this one), or None. Only bit-exact rewrites, for every
+        input (NaN, inf and -0.0 included), and the value must have the result's full type
+        (layouts and pending `partial` included)."""
+        return None
+
 
 def attribute_value(kind: str, attr: ir.Attribute):
     """Python value of an attribute of the given kind."""
@@ -301,3 +314,26 @@ def same_element_type(types: list[TensorType], what: str = "operands") -> str:
 
 def names_text(names) -> str:
     return "[" + ", ".join(names) + "]"
+
+
+# -- helpers of the op classes' `fold` methods ---------------------------------------------------
+def same_type_operand(op: MtfOp, index: int = 0) -> ir.Value | None:
+    """Operand `index` when its type is the result's full type (layouts, partial), else None."""
+    operand = op.operation.operands[index]
+    return operand if operand.type == op.operation.results[0].type else None
+
+
+def producer(value: ir.Value, op_class: type) -> MtfOp | None:
+    """The op of class `op_class` whose result `value` is, or None (a block argument, another op)."""
+    owner = value.owner
+    return owner if isinstance(owner, op_class) else None
+
+
+def layout_free(t: TensorType) -> bool:
+    """No layout stated for any dim and nothing pending: dropping the type loses no layout fact."""
+    return not t.partial and all(d.axes is None for d in t.dims)
+
+
+def replicated(t: TensorType) -> bool:
+    """Every dim stated whole on every device (`@()`) and nothing pending."""
+    return not t.partial and all(d.axes == () for d in t.dims)

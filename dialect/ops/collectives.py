@@ -52,6 +52,10 @@ class ShardOp(_GlobalIdentityOp):
     def verify_op(self, mesh):
         self._check_same_tensor()
 
+    #: Not pure: propagation reads the constraint even where the result is unused, so an
+    #: unused shard is not dead, and mtf-canonicalize never merges nor erases one.
+    PURE = False
+
 
 #: Every collective may record the bytes it sends per device (set by mtf-insert-collectives).
 BYTES = {"bytes_per_device": "int"}

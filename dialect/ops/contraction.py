@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..diagnostics import VerifyError
 from .base import MtfOp, mtf_op, names_text, same_element_type, same_sizes
+from .base import same_type_operand
 from .elementwise import NUMERIC
 
 
@@ -39,6 +40,10 @@ class EinsumOp(MtfOp):
                 f"result names {names_text(missing)} appear in no operand (operand names: {names_text(sorted(available))})"
             )
 
+    def fold(self):
+        """One operand and the result's type: nothing multiplied, nothing summed."""
+        return same_type_operand(self) if len(self.operation.operands) == 1 else None
+
 
 class ReduceOp(MtfOp):
     """Reduce over the operand names absent from the result."""
@@ -62,6 +67,10 @@ class ReduceOp(MtfOp):
             raise VerifyError(f"result element type must be {src.element_type}, got {result.element_type}")
         if src.element_type == "i1" and self.REDUCTION == "sum":
             raise VerifyError("reduce_sum needs a numeric operand, got i1")
+
+    def fold(self):
+        """The operand's type as result: no name reduced, so every element is kept as is."""
+        return same_type_operand(self)
 
 
 @mtf_op

@@ -56,6 +56,23 @@ class ConstantOp(MtfOp):
         if t.element_type in INTEGER_TYPES and float(scalar) != int(scalar):
             raise VerifyError(f"value {scalar} is not an integer but the result element type is {t.element_type}")
 
+    def splat_value(self):
+        """The one number every element holds (a scalar or splat `value`), else None.
+
+        An integer attribute on a float result is returned as a float (+0.0 for 0), so that
+        the sign of a zero is the one the tensor holds."""
+        attr = self.operation.attributes["value"]  # the bindings give the concrete class
+        if isinstance(attr, ir.DenseElementsAttr):
+            if not attr.is_splat:
+                return None
+            attr = attr.get_splat_value()
+        if not isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+            return None
+        value = attr.value
+        if isinstance(value, bool):
+            return value
+        return float(value) if self.result_type.is_float else value
+
 
 def dense_to_numpy(dense) -> np.ndarray:
     """The elements of a non-splat DenseElementsAttr as a NumPy array of its shape.

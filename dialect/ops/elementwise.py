@@ -2,9 +2,13 @@
 in the order the result type gives, and every shared name must have one size."""
 from __future__ import annotations
 
+import math
+
 from ..diagnostics import VerifyError
 from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES, Dimension, TensorType
 from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
+from .base import producer, same_type_operand
+from .creation import ConstantOp
 
 NUMERIC = FLOAT_TYPES | INTEGER_TYPES
 ALL_TYPES = NUMERIC | {"i1"}
@@ -139,6 +143,10 @@ class CastOp(ElementwiseOp):
             raise VerifyError(f"result names {names_text(result.names)} must equal operand names {names_text(src.names)}")
         same_sizes([src, result], "operand and result")
 
+    def fold(self):
+        """To the operand's own type (element type included): no conversion."""
+        return same_type_operand(self)
+
 
 @mtf_op
 class SelectOp(ElementwiseOp):
@@ -165,3 +173,86 @@ class SelectOp(ElementwiseOp):
     @property
     def on_false(self):
         return self.operation.operands[2]
+
+    def fold(self):
+        """Both branches one value, of the result's type: that value, whatever the condition."""
+        if self.on_true == self.on_false:
+            return same_type_operand(self, 1)
+        return None
+
+
+# -- folds (mtf-canonicalize), attached to the generated classes below ---------------------------
+def _neutral_operand(op, sides, float_neutral: float, int_neutral: int):
+    """The other operand when operand i (i in `sides`) is an `mtf.constant` splat of the
+    neutral element, not pending, and the other operand has the result's full type.
+
+    The float neutral element is matched with its sign: x + (-0.0) is x for every x (-0.0
+    included), but x + 0.0 turns -0.0 into +0.0, so `add` folds -0.0 only."""
+    for i in sides:
+        other = same_type_operand(op, 1 - i)
+        const = producer(op.operation.operands[i], ConstantOp) if other is not None else None
+        if const is None or const.result_type.partial:
+            continue
+        value = const.splat_value()
+        if value is None or isinstance(value, bool):
+            continue
+        if const.result_type.is_float:
+            if value == float_neutral and math.copysign(1.0, value) == math.copysign(1.0, float_neutral):
+                return other
+        elif value == int_neutral:
+            return other
+    return None
+
+
+def _fold_add(self):
+    """x + (-0.0) and (-0.0) + x (integers: + 0): exact for every x, NaN, inf and -0.0 included."""
+    return _neutral_operand(self, (0, 1), -0.0, 0)
+
+
+def _fold_sub(self):
+    """x - (+0.0) (integers: - 0): exact for every x (-0.0 - 0.0 is -0.0)."""
+    return _neutral_operand(self, (1,), 0.0, 0)
+
+
+def _fold_mul(self):
+    """x * 1 and 1 * x: exact for every x."""
+    return _neutral_operand(self, (0, 1), 1.0, 1)
+
+
+def _fold_div(self):
+    """x / 1: exact for every x (integers too)."""
+    return _neutral_operand(self, (1,), 1.0, 1)
+
+
+def _fold_pow(self):
+    """x ** 1: exact for every x (IEEE pow(x, 1) is x, NaN included)."""
+    return _neutral_operand(self, (1,), 1.0, 1)
+
+
+def _fold_same_operands(self):
+    """max(x, x) and min(x, x): x (NaN included), when the result has x's type."""
+    return same_type_operand(self) if self.lhs == self.rhs else None
+
+
+def _fold_neg(self):
+    """-(-x): x, exact (integers wrap twice), when the result has x's type."""
+    inner = producer(self.input, UNARY_CLASSES["neg"])
+    if inner is None or inner.input.type != self.operation.results[0].type:
+        return None
+    return inner.input
+
+
+#: Op name -> fold. Not folded on purpose: stop_gradient (an identity whose meaning is for
+#: autodiff, which may run later), x * 0 (NaN, inf, -0.0), x + 0.0 (-0.0).
+FOLDS = {
+    "add": _fold_add,
+    "sub": _fold_sub,
+    "mul": _fold_mul,
+    "div": _fold_div,
+    "pow": _fold_pow,
+    "max": _fold_same_operands,
+    "min": _fold_same_operands,
+    "neg": _fold_neg,
+}
+for _name, _fold in FOLDS.items():
+    {**UNARY_CLASSES, **BINARY_CLASSES}[_name].fold = _fold

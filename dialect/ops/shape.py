@@ -1,9 +1,12 @@
 """Ops that change shape by name: broadcast, reshape, rename, transpose, slice, concat, pad, shift."""
 from __future__ import annotations
 
+from meshir._jax_private import ir
+
 from ..diagnostics import VerifyError
 from ..tensor_type import Dimension
 from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
+from .base import layout_free, producer, replicated, same_type_operand
 
 
 class _SameElementOp(MtfOp):
@@ -28,6 +31,10 @@ class BroadcastOp(_SameElementOp):
         if lost:
             raise VerifyError(f"result drops operand names {names_text(lost)}; broadcast may only add names")
 
+    def fold(self):
+        """To the operand's own type: no name added, none moved."""
+        return same_type_operand(self)
+
 
 @mtf_op
 class ReshapeOp(_SameElementOp):
@@ -44,6 +51,20 @@ class ReshapeOp(_SameElementOp):
             raise VerifyError(
                 f"reshape must keep the element count: operand has {src.num_elements}, result {result.num_elements}"
             )
+
+    def fold(self):
+        """To the operand's type: the identity. Of a reshape whose result states no layout,
+        or of replicated values only: one reshape (both keep the row-major element order, so
+        their composition is one; no layout statement is lost, and a replicated reshape is
+        partitioned)."""
+        same = same_type_operand(self)
+        inner = producer(self.input, ReshapeOp)
+        if same is not None or inner is None:
+            return same
+        mid = inner.result_type
+        if layout_free(mid) or all(replicated(t) for t in (inner.input_type, mid, self.result_type)):
+            return _compose(self, inner.input, ReshapeOp)
+        return None
 
 
 @mtf_op
@@ -65,6 +86,18 @@ class RenameOp(_SameElementOp):
         if src.shape != result.shape:
             raise VerifyError(f"rename keeps sizes position by position: operand {src.shape}, result {result.shape}")
 
+    def fold(self):
+        """To the operand's type: the identity. Of a rename that keeps its operand's layouts
+        position by position: one rename (both keep the data and its order)."""
+        same = same_type_operand(self)
+        inner = producer(self.input, RenameOp)
+        if same is not None or inner is None:
+            return same
+        src, mid = inner.input_type, inner.result_type
+        if [d.axes for d in src.dims] != [d.axes for d in mid.dims] or not _same_pending(src, mid):
+            return None
+        return _compose(self, inner.input, RenameOp)
+
 
 @mtf_op
 class TransposeOp(_SameElementOp):
@@ -81,6 +114,18 @@ class TransposeOp(_SameElementOp):
             raise VerifyError(
                 f"result names {names_text(result.names)} must be a permutation of {names_text(src.names)}"
             )
+
+    def fold(self):
+        """To the operand's type: the identity. Of a transpose that keeps every name's layout:
+        one transpose (a permutation of a permutation), or none when it restores the order."""
+        same = same_type_operand(self)
+        inner = producer(self.input, TransposeOp)
+        if same is not None or inner is None:
+            return same
+        src, mid = inner.input_type, inner.result_type
+        if any(src.dim(d.name).axes != d.axes for d in mid.dims) or not _same_pending(src, mid):
+            return None
+        return _compose(self, inner.input, TransposeOp)
 
 
 class _AlongDimOp(_SameElementOp):
@@ -128,6 +173,10 @@ class SliceOp(_AlongDimOp):
         if start < 0 or start + length > src.size(dim):
             raise VerifyError(f"slice [{start}, {start + length}) is out of bounds of '{dim}' of size {src.size(dim)}")
 
+    def fold(self):
+        """To the operand's type: the whole dim (the verifier then forces start 0)."""
+        return same_type_operand(self)
+
 
 @mtf_op
 class ConcatOp(_AlongDimOp):
@@ -152,6 +201,10 @@ class ConcatOp(_AlongDimOp):
         total = sum(t.size(dim) for t in types)
         if total != result.size(dim):
             raise VerifyError(f"result size of '{dim}' must be {total} (the sum of the operands'), got {result.size(dim)}")
+
+    def fold(self):
+        """One operand, of the result's type: nothing joined."""
+        return same_type_operand(self) if len(self.operation.operands) == 1 else None
 
 
 @mtf_op
@@ -184,6 +237,10 @@ class PadOp(_AlongDimOp):
         if result.size(dim) != src.size(dim) + low + high:
             raise VerifyError(f"result size of '{dim}' must be {src.size(dim) + low + high}, got {result.size(dim)}")
 
+    def fold(self):
+        """To the operand's type: low = high = 0 (the verifier ties the sizes), nothing added."""
+        return same_type_operand(self)
+
 
 @mtf_op
 class ShiftOp(_AlongDimOp):
@@ -208,3 +265,24 @@ class ShiftOp(_AlongDimOp):
         self._check_other_dims(src, result, dim)
         if src.size(dim) != result.size(dim):
             raise VerifyError(f"shift keeps the size of '{dim}'")
+
+    def fold(self):
+        """Offset 0, or a whole number of turns when wrapping: every element stays in place
+        (the type must still be the operand's: a shift may change layouts)."""
+        offset, size = self.attr("offset"), self.input_type.size(self.attr("dim"))
+        if offset == 0 or (self.attr("wrap") and size and offset % size == 0):
+            return same_type_operand(self)
+        return None
+
+
+def _same_pending(a, b) -> bool:
+    return a.partial == b.partial and (not a.partial or a.partial_reduction == b.partial_reduction)
+
+
+def _compose(op, source, op_class):
+    """`source` itself when it has `op`'s result type, else a new `op_class` op from `source`
+    to that type, built right before `op` (the folds of two ops into one)."""
+    result = op.operation.results[0]
+    if source.type == result.type:
+        return source
+    return op_class(result.type, [source], loc=op.location, ip=ir.InsertionPoint(op)).result

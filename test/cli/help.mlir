@@ -19,6 +19,7 @@
 // CHECK-NEXT: result=<str>  (default: )  the result to differentiate
 // CHECK-NEXT: cotangent=<bool>  (default: false)  take the result's cotangent as a last argument
 // CHECK-NEXT: with-value=<bool>  (default: true)  return the differentiated result first
+// CHECK-NEXT: --mtf-canonicalize {{ +}}Fold trivial mtf ops, merge identical pure ones (CSE) and erase unused pure ones (DCE)
 // CHECK-NEXT: --mtf-inline {{ +}}Inline every call of a function defined in the module
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
 // CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower mtf functions to StableHLO with Shardy shardings

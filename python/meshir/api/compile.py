@@ -6,8 +6,8 @@
 
 The pipeline is the one `meshir-opt` runs, through the same pass manager (which verifies
 the module before the first pass and after each): mtf-propagate-sharding,
-mtf-insert-collectives, mtf-lower-to-stablehlo; then PJRT compiles once. With
-`mode="gspmd"` the propagated module is lowered to global StableHLO with sharding
+mtf-insert-collectives, mtf-canonicalize, mtf-lower-to-stablehlo; then PJRT compiles once.
+With `mode="gspmd"` the propagated module is canonicalized and lowered to global StableHLO with sharding
 constraints (no mtf-insert-collectives) and XLA's Shardy partitioner inserts the collectives.
 """
 from __future__ import annotations
@@ -41,6 +41,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
     from meshir.transforms import Pipeline
+    from meshir.transforms.canonicalize import CanonicalizePass
     from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
     from meshir.transforms.propagate_sharding import PropagateShardingPass
@@ -61,6 +62,9 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     passes = [PropagateShardingPass(rules=rules)]
     if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
         passes.append(InsertCollectivesPass())
+    # mtf-canonicalize once every layout is decided: merging equal ops and erasing dead ones
+    # (collectives included) can then only lower the work and the bytes sent (docs/decisions.md).
+    passes.append(CanonicalizePass())
     passes.append(LowerToStableHLOPass(mode=mode))
     lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
 
