@@ -26,7 +26,6 @@ from meshir.dialect.ops import OP_CLASSES
 from .registry import ModulePass, register_pass
 
 
-
 @register_pass
 @dataclass
 class CanonicalizePass(ModulePass):
