@@ -69,13 +69,18 @@ def _rewrite_block(block) -> bool:
         replacement = None
         if cls is not None and len(op.operation.results) == 1:
             replacement = _canonical_value(op, cls, seen, kept)
-        if replacement is None:
-            kept.add(op.operation)
-        else:
-            op.operation.results[0].replace_all_uses_with(replacement)
-            op.operation.erase()
-            changed = True
+        changed |= _settle(op, replacement, kept)
     return changed
+
+
+def _settle(op, replacement, kept: set) -> bool:
+    """Keep `op` (no replacement), or give its uses `replacement` and erase it; whether it went."""
+    if replacement is None:
+        kept.add(op.operation)
+        return False
+    op.operation.results[0].replace_all_uses_with(replacement)
+    op.operation.erase()
+    return True
 
 
 def _canonical_value(op, cls, seen: dict, kept: set):
@@ -86,11 +91,7 @@ def _canonical_value(op, cls, seen: dict, kept: set):
         made = _new_op(value, op, kept)
         if made is not None:  # a fold may build one op (the one reshape of two): canonicalize it too
             again = _canonical_value(made, OP_CLASSES[made.operation.name], seen, kept)
-            if again is None:
-                kept.add(made.operation)
-            else:
-                made.operation.results[0].replace_all_uses_with(again)
-                made.operation.erase()
+            if _settle(made, again, kept):
                 value = again
         return value
     if not cls.PURE:
