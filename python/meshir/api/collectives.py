@@ -18,6 +18,9 @@ from . import checks
 from .builder import build, located_error
 from .tensor import Tensor
 
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["shard", "all_reduce", "all_gather", "all_slice", "reduce_scatter", "all_to_all", "collective_permute"]
+
 
 def _with(t: TensorType, layout: dict, op: str) -> TensorType:
     for dim in layout:

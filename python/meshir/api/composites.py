@@ -14,6 +14,9 @@ from . import elementwise as E
 from .builder import located_error
 from .tensor import Tensor
 
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["cross_entropy", "dropout", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
+
 
 def _name(x: Tensor, dim, what: str) -> str:
     return checks.dim_name(dim, x, what)

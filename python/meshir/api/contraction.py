@@ -10,6 +10,9 @@ from .dims import as_dims
 from .elementwise import broadcast_dims
 from .tensor import Tensor
 
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["einsum", "reduce_sum", "reduce_max", "reduce_min"]
+
 
 def einsum(*operands: Tensor, output) -> Tensor:
     """Multiply the operands and sum over every name absent from `output` (Dims or names)."""

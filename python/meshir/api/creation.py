@@ -12,6 +12,9 @@ from . import checks
 from .builder import build, located_error, result_type
 from .dims import as_dims
 
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["constant", "iota", "random_normal", "random_uniform"]
+
 #: Element type -> the NumPy type a constant's values are stored as.
 _STORAGE = {"i1": np.bool_, "i32": np.int32, "i64": np.int64, "f64": np.float64}
 

@@ -9,6 +9,9 @@ from .builder import build, located_error, result_type
 from .dims import Dim, as_dims
 from .tensor import Tensor
 
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["gather", "one_hot"]
+
 
 def one_hot(ids: Tensor, depth: Dim, dtype: str = "f32") -> Tensor:
     """out[..., k] = (ids[...] == k) over a new dim `depth`; out-of-range ids give zeros."""

@@ -10,6 +10,9 @@ from .builder import build, located_error, result_type
 from .dims import as_dims
 from .tensor import Tensor
 
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["broadcast", "concat", "pad", "rename", "reshape", "shift", "slice", "transpose"]
+
 
 def _sizes(x: Tensor) -> dict[str, int]:
     return dict(zip(x.names, x.shape))
