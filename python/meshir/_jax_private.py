@@ -41,6 +41,10 @@ def new_context() -> ir.Context:
     sdy.register_dialect(ctx)
     stablehlo.register_dialect(ctx)
     ctx.allow_unregistered_dialects = True
+    # Single-threaded: MLIR's parallel verifier reports errors from worker threads, and the
+    # Python bindings' error capture needs the GIL that the parsing thread holds, so a module
+    # with errors in two functions could deadlock the parse (fuzz finding hang-cd3f4097b0).
+    ctx.enable_multithreading(False)
     return ctx
 
 
