@@ -1,5 +1,6 @@
 """The benchmark scripts still run: the smallest case through `benchmarks/run.py` (3 timed
-runs), the HLO collective parser on the forms XLA prints, and one compile-scaling point."""
+runs), the HLO collective parser on the forms XLA prints, one compile-scaling point, and the
+LM training step of `benchmarks/lm_step.py` at its tiny size (no timed assertions)."""
 import importlib.util
 import json
 import pathlib
@@ -82,3 +83,19 @@ def test_one_compile_scaling_point_and_its_report(tmp_path):
     data = {"sizes": scaling.SIZES, "layout": {}, "repeats": 1, "device_sweep_layers": 1,
             "by_devices": [point], "by_layers": {"8": [point]}}
     assert "| 8 | 4x2 |" in scaling.markdown(data)
+
+
+def test_lm_step_tiny_size_agrees_with_jax_and_reports_the_split(tmp_path):
+    lm_step = load("lm_step")
+    assert lm_step.main(["--quick", "--sizes", "tiny", "--rounds", "1", "--steps", "2", "--split-reps", "2",
+                         "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "lm_step.json").read_text())
+    (rec,) = data["sizes"]
+    assert rec["size"] == "tiny" and rec["layout"] == "2d" and rec["mesh"] == {"x": 4, "y": 2}
+    assert rec["first_step_loss"]["rel_diff"] <= 1e-4  # the same computation on both sides
+    assert set(rec["split"]) == {"meshir_public", "meshir_pjrt_only", "jax_compiled", "jax_public"}
+    assert rec["step_time"]["ratio_median"] > 0 and len(rec["step_time"]["ratios"]) == 1
+    assert rec["collectives"]["meshir"]["bytes_per_device"] > 0 and rec["memory_per_device"]["jax"]["total"] > 0
+    text = (tmp_path / "lm_step.md").read_text()
+    assert text.count("| tiny (1 layer, d_model 32, 8×16) |") == 3  # step time, split, compile time
+    assert "(agree)" in text
