@@ -10,20 +10,15 @@ from dataclasses import dataclass
 from meshir.dialect.diagnostics import Diagnostic, raise_diagnostics
 from meshir.dialect.modes import EXPLICIT, Mode
 from meshir.dialect.signature import function_name, functions, is_mtf_function
+from meshir.lowering.stablehlo import lower_module
+from meshir.lowering.stablehlo.gspmd import verify_global
 
 from .insert_collectives import PARTITIONED
 from .registry import IRForm, ModulePass, option, register_pass
 
 
-def _verify_global(module_op) -> list[Diagnostic]:
-    # Imported here: the lowering imports meshir.transforms (the partitioned verifier).
-    from meshir.lowering.stablehlo.gspmd import verify_global
-
-    return verify_global(module_op)
-
-
 #: What gspmd mode needs: every dim laid out (propagated IR), no pending argument or result.
-GLOBAL = IRForm("global", _verify_global)
+GLOBAL = IRForm("global", verify_global)
 
 
 @register_pass
@@ -44,9 +39,6 @@ class LowerToStableHLOPass(ModulePass):
         return PARTITIONED if self.mode == EXPLICIT else GLOBAL
 
     def apply(self, module_op) -> None:
-        # Imported here: the lowering uses meshir.transforms (the partitioned verifier).
-        from meshir.lowering.stablehlo import lower_module
-
         raise_diagnostics(_mtf_declarations(module_op))
         lower_module(module_op, self.mode, verified=True)
 

@@ -196,6 +196,7 @@ class Pipeline:
         if checks:
             self._pm.add(_check_pass(tuple(checks), self._state), name=name, argument=argument)
 
+
 def build_pass_manager(pipeline, **kwargs) -> Pipeline:
     """A Pipeline from text (`builtin.module(mtf-verify, canonicalize)` or `a,b`) or parsed
     elements. Raises PipelineError (located by column) for bad syntax, unknown passes or options.
@@ -250,12 +251,12 @@ def _label(element) -> str:
     return element.NAME if isinstance(element, ModulePass) else element.text
 
 
-def _guard_pass(guarded, failures: _RunState):
+def _guard_pass(guarded, state: _RunState):
     """Check what the Shardy passes of one element need (upstream_guards.py) right before it."""
     def run(op, pass_) -> None:
         problems = guard_problems(op, guarded)
         if problems:
-            failures.fail(problems, None, pass_)
+            state.fail(problems, None, pass_)
 
     return run
 

@@ -57,14 +57,8 @@ class ReshapeOp(_SameElementOp):
         or of replicated values only: one reshape (both keep the row-major element order, so
         their composition is one; no layout statement is lost, and a replicated reshape is
         partitioned)."""
-        same = same_type_operand(self)
-        inner = producer(self.input, ReshapeOp)
-        if same is not None or inner is None:
-            return same
-        mid = inner.result_type
-        if layout_free(mid) or all(replicated(t) for t in (inner.input_type, mid, self.result_type)):
-            return _compose(self, inner.input, ReshapeOp)
-        return None
+        return _fold_pair(self, lambda src, mid: layout_free(mid) or all(
+            replicated(t) for t in (src, mid, self.result_type)))
 
 
 @mtf_op
@@ -89,14 +83,8 @@ class RenameOp(_SameElementOp):
     def fold(self):
         """To the operand's type: the identity. Of a rename that keeps its operand's layouts
         position by position: one rename (both keep the data and its order)."""
-        same = same_type_operand(self)
-        inner = producer(self.input, RenameOp)
-        if same is not None or inner is None:
-            return same
-        src, mid = inner.input_type, inner.result_type
-        if [d.axes for d in src.dims] != [d.axes for d in mid.dims] or not _same_pending(src, mid):
-            return None
-        return _compose(self, inner.input, RenameOp)
+        return _fold_pair(self, lambda src, mid: [d.axes for d in src.dims] == [d.axes for d in mid.dims]
+                          and _same_pending(src, mid))
 
 
 @mtf_op
@@ -118,14 +106,8 @@ class TransposeOp(_SameElementOp):
     def fold(self):
         """To the operand's type: the identity. Of a transpose that keeps every name's layout:
         one transpose (a permutation of a permutation), or none when it restores the order."""
-        same = same_type_operand(self)
-        inner = producer(self.input, TransposeOp)
-        if same is not None or inner is None:
-            return same
-        src, mid = inner.input_type, inner.result_type
-        if any(src.dim(d.name).axes != d.axes for d in mid.dims) or not _same_pending(src, mid):
-            return None
-        return _compose(self, inner.input, TransposeOp)
+        return _fold_pair(self, lambda src, mid: all(src.dim(d.name).axes == d.axes for d in mid.dims)
+                          and _same_pending(src, mid))
 
 
 class _AlongDimOp(_SameElementOp):
@@ -279,10 +261,16 @@ def _same_pending(a, b) -> bool:
     return a.partial == b.partial and (not a.partial or a.partial_reduction == b.partial_reduction)
 
 
-def _compose(op, source, op_class):
-    """`source` itself when it has `op`'s result type, else a new `op_class` op from `source`
-    to that type, built right before `op` (the folds of two ops into one)."""
-    result = op.operation.results[0]
+def _fold_pair(op, composable):
+    """The fold of a reshape, rename or transpose: its operand when that has the result's
+    type; for the op applied to an op of its own class, one op from the inner op's operand
+    when `composable(inner operand type, middle type)` (no layout fact is lost in between),
+    or that operand itself when it has the result's type. Else None."""
+    same = same_type_operand(op)
+    inner = producer(op.input, type(op))
+    if same is not None or inner is None or not composable(inner.input_type, inner.result_type):
+        return same
+    source, result = inner.input, op.operation.results[0]
     if source.type == result.type:
         return source
-    return op_class(result.type, [source], loc=op.location, ip=ir.InsertionPoint(op)).result
+    return type(op)(result.type, [source], loc=op.location, ip=ir.InsertionPoint(op)).result

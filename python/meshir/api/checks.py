@@ -12,13 +12,13 @@ import numbers
 
 import numpy as np
 
-from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError
+from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError, get_context
 from meshir.dialect.element_types import element_type_name
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import valid_name
 
 from .dims import Dim
-from .locations import located_error
+from .locations import call_site_location, located_error
 from .tensor import Tensor
 
 
@@ -176,10 +176,6 @@ def layout_rules(x, what: str = "layout rules") -> LayoutRules:
     dict `{dim: axes}` or rules text (see `layout`); `None` is no rules. Their form is checked
     here, located at the user's call; the mesh is checked by the pass that applies them,
     which reports a problem at the user's call too (`origin`)."""
-    from meshir.dialect import get_context
-
-    from .locations import call_site_location
-
     rules = x if isinstance(x, LayoutRules) else LayoutRules.of(layout(x, what))
     if not rules or rules.origin is not None:
         return rules
