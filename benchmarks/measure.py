@@ -122,7 +122,7 @@ def run_meshir(prog, case: Case, inputs: dict, mode: str) -> tuple[dict, dict, l
     # The public call (binds, checks and places the arguments, wraps the results), and PJRT's
     # execution alone (a private attribute: only to show the per-call Python overhead).
     args = [placed[n] for n in exe.signature.arg_names]
-    calls = {mode: lambda: exe(**placed), f"{mode} (PJRT only)": lambda: jp.run_sharded(exe._loaded, args)}
+    calls = {mode: lambda: exe(**placed), f"{mode} (PJRT only)": lambda: jp.execute(exe._loaded, args, exe._result_handlers)}
     return record, calls, _arrays(out)
 
 

@@ -60,15 +60,20 @@ def convert_input(value, t: TensorType, what: str) -> np.ndarray:
         if isinstance(value, np.ndarray):
             raise
         raise type(e)(f"{e} ({type(value).__name__} {_short(value)})") from None
+    check_values_fit(array, t, what)
+    return array.astype(t.dtype, copy=False)
+
+
+def check_values_fit(array: np.ndarray, t: TensorType, what: str) -> None:
+    """A MeshIRValueError naming `what` when integers in `array` do not fit `t`'s integer type."""
     target = t.dtype
-    if _kind(target) == "i" and _kind(array.dtype) == "i" and array.size:
+    if _kind(target) == "i" and _kind(array.dtype) == "i" and array.dtype != target and array.size:
         info = np.iinfo(target)
         low, high = array.min(), array.max()
         if low < info.min or high > info.max:
             raise MeshIRValueError(
                 f"{what}: values in [{low}, {high}] do not fit element type {t.element_type}"
             )
-    return array.astype(target, copy=False)
 
 
 def _short(value) -> str:

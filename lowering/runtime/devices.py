@@ -104,3 +104,34 @@ def named_sharding(mesh: Mesh | jax.sharding.Mesh, t: TensorType) -> NamedShardi
         shard_shape(mesh, t)
         mesh = jax_mesh(mesh)
     return NamedSharding(mesh, partition_spec(t))
+
+
+class SharedShardings:
+    """One `NamedSharding` object per layout on a jax mesh, shared by every argument and
+    result of that layout: a result fed back as an argument then carries the very object
+    the argument expects, which the call's fast path compares by identity."""
+
+    def __init__(self, mesh: jax.sharding.Mesh):
+        self.mesh = mesh
+        self._by_spec: dict[PartitionSpec, NamedSharding] = {}
+
+    def of(self, t: TensorType) -> NamedSharding:
+        spec = partition_spec(t)
+        if spec not in self._by_spec:
+            self._by_spec[spec] = NamedSharding(self.mesh, spec)
+        return self._by_spec[spec]
+
+
+class SharedAvals:
+    """One jax abstract array (shape, dtype, sharding) per type and layout, shared like
+    `SharedShardings`: results carry these objects, so a result fed back matches its
+    argument by identity (and an array jax placed so, by equality)."""
+
+    def __init__(self):
+        self._by_key: dict[tuple, object] = {}
+
+    def of(self, t: TensorType, sharding: NamedSharding):
+        key = (t.shape, t.dtype, sharding)
+        if key not in self._by_key:
+            self._by_key[key] = jp.abstract_array(t.shape, t.dtype, sharding)
+        return self._by_key[key]

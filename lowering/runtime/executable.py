@@ -1,10 +1,12 @@
 """`Executable`: a StableHLO module compiled once by PJRT for a mesh, called like a function.
 
 Construction checks the module against the signature, compiles for the mesh's devices and
-checks the compiled layouts; calls bind, check and place the arguments, run, and wrap each
-result's per-device shards into one jax.Array with the result's NamedSharding. Everything
-that could make devices wait on each other (a missing argument, a buffer on the wrong
-device) is settled before PJRT runs anything.
+checks the compiled layouts; calls bind and place the arguments (fast_path.py for a
+structure seen before, arguments.py's full checks otherwise), run, and hand each result's
+per-device buffers to jax's result handlers, which make one jax.Array with the result's
+NamedSharding. Everything that could make devices wait on each other (a missing argument, a
+buffer on the wrong device, a donated buffer passed twice) is settled before PJRT runs
+anything. docs/runtime.md states the contract.
 """
 from __future__ import annotations
 
@@ -14,12 +16,14 @@ from meshir import _jax_private as jp
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.modes import EXPLICIT, check_mode
+from meshir.dialect.interpreter.inputs import bind_arguments
 from meshir.dialect.signature import FunctionSignature
 
-from .arguments import place_arguments, x64_scope
-from .devices import jax_mesh, named_sharding, shard_shape
+from .arguments import place_arguments, wide_types, x64_scope
+from .devices import SharedAvals, SharedShardings, jax_mesh, shard_shape
 from .donation import check_donated_buffers, donation_aliases
 from .entry import prepare_entry
+from .fast_path import FastPath
 from .pjrt import check_compiled_shardings, compile_for_devices
 from .runtime_report import runtime_report
 
@@ -47,31 +51,46 @@ class Executable:
         self.result_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.result_types)
         self.jax_mesh = jax_mesh(mesh, platform)
         self.devices = list(self.jax_mesh.devices.flat)
-        self.in_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.arg_types)
-        self.out_shardings = tuple(named_sharding(self.jax_mesh, t) for t in signature.result_types)
+        shardings = SharedShardings(self.jax_mesh)
+        self.in_shardings = tuple(map(shardings.of, signature.arg_types))
+        self.out_shardings = tuple(map(shardings.of, signature.result_types))
         aliases = donation_aliases(signature, donate)
         self.donated = {signature.arg_names[a]: signature.result_names[r] for a, r in aliases.items()}
         self._donated_indices = sorted(aliases)
         self._entry = prepare_entry(stablehlo_module, signature, mesh, aliases)
         self._loaded = compile_for_devices(self._entry.computation, self.devices)
         check_compiled_shardings(self._loaded, self.devices, signature, self.in_shardings, self.out_shardings)
+        self._wide = wide_types((*signature.arg_types, *signature.result_types))
+        with x64_scope(self._wide):
+            avals = SharedAvals()
+            self._result_handlers = jp.result_handlers(
+                list(map(avals.of, signature.result_types, self.out_shardings)), self.out_shardings)
+            self._fast = FastPath(signature, self.in_shardings,
+                                  list(map(avals.of, signature.arg_types, self.in_shardings)))
 
     @reports_at_call_site
     def __call__(self, *args, **kwargs):
-        """Run on arguments by position or name (NumPy, Python numbers/lists, jax.Arrays).
+        """Run on arguments by position or name (NumPy, Python numbers/lists, jax.Arrays,
+        `mi.process_local` parts).
 
         Returns a jax.Array with the result's NamedSharding, or a tuple for several results.
+        The contract (fast path, checked path, donation) is docs/runtime.md's.
         """
-        placed = place_arguments(self.signature, self.in_shardings, args, kwargs)
-        check_donated_buffers(self.signature, placed, self._donated_indices)
-        shards = jp.run_sharded(self._loaded, placed)
-        types = self.signature.result_types
-        with x64_scope(types):
-            results = tuple(
-                jax.make_array_from_single_device_arrays(t.shape, sharding, parts)
-                for t, sharding, parts in zip(types, self.out_shardings, shards)
-            )
-        return results[0] if len(results) == 1 else results
+        with x64_scope(self._wide):
+            results = jp.execute(self._loaded, self._placed(args, kwargs), self._result_handlers)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _placed(self, args: tuple, kwargs: dict) -> list:
+        """The arguments bound, checked and on the devices: all a call does before PJRT runs."""
+        values = self._fast.bind(args, kwargs)
+        if values is None:
+            values = bind_arguments(self.signature, args, kwargs)
+        placed = self._fast.place(values)
+        if placed is None:
+            placed = place_arguments(self.signature, self.in_shardings, values)
+        if self._donated_indices and len(set(map(id, placed))) < len(placed):
+            check_donated_buffers(self.signature, placed, self._donated_indices)
+        return placed
 
     def stablehlo_text(self) -> str:
         """The StableHLO module this executable runs, entry renamed `@main`. (For a one-device

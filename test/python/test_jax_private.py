@@ -47,16 +47,38 @@ def test_pjrt_helpers_compile_and_run_a_one_device_module():
     np.testing.assert_array_equal(np.asarray(shards[0]), [2.0, 4.0])
 
 
-def test_runtime_helpers_backend_started_and_run_sharded():
+def test_runtime_helpers_backend_started_execute_and_result_handlers():
     import jax
     import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
 
-    devices = jax.devices()[:1]
+    devices = jax.devices()[:2]
     assert jp.backend_started()  # jax.devices() started it
-    text = "func.func public @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
-    exe = jp.compile_and_load(text, devices)
-    (shards,) = jp.run_sharded(exe, [jax.device_put(np.array([1.0, 2.0], np.float32), devices[0])])
-    np.testing.assert_array_equal(np.asarray(shards[0]), [1.0, 2.0])
+    mesh = jax.sharding.Mesh(np.array(devices), ("x",))
+    split = NamedSharding(mesh, P("x"))
+    text = (
+        "module attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {\n"
+        "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+        "  func.func public @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> "
+        "(tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) {\n"
+        "    %0 = stablehlo.add %a, %a : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n"
+    )
+    options = jp.compile_options(2, devices)
+    options.executable_build_options.use_spmd_partitioning = True
+    options.executable_build_options.use_shardy_partitioner = True
+    exe = jax.extend.backend.get_backend().compile_and_load(text, jp.device_list(devices), options)
+    aval = jp.abstract_array((4,), np.dtype(np.float32), split)
+    (placed,) = jp.put_host_arrays([np.arange(4, dtype=np.float32)], [split])
+    assert placed.sharding == split and (placed.shape, placed.dtype) == (aval.shape, aval.dtype)
+    assert jax.device_put(np.zeros(4, np.float32), split).aval == aval  # equal to jax's own
+    (out,) = jp.execute(exe, [placed], jp.result_handlers([aval], [split]))
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 2.0, 4.0, 6.0])
+    assert out.sharding is split and out.aval is aval
+
+    compiled = jax.jit(lambda a: a * 3, in_shardings=split, out_shardings=split).lower(placed).compile()
+    loaded, handlers = jp.compiled_executable_and_handlers(compiled)
+    (tripled,) = jp.execute(loaded, [placed], handlers)
+    np.testing.assert_array_equal(np.asarray(tripled), [0.0, 3.0, 6.0, 9.0])
 
 
 def test_dialect_python_module_is_found_without_an_import_search():

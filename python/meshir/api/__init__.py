@@ -5,6 +5,7 @@ there, so adding an op touches its family's module only."""
 from . import collectives, composites, contraction, creation, elementwise, indexing, shape_ops
 from .collectives import *  # noqa: F401,F403
 from .compile import compile  # noqa: F401
+from meshir.lowering.runtime.process_local import process_local  # noqa: F401,E402
 from .composites import *  # noqa: F401,F403
 from .contraction import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
@@ -24,6 +25,6 @@ _OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, ind
 
 __all__ = [
     "Adafactor", "Adam", "AdamW", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program",
-    "grad", "init_optimizer_state", "layout_table", "propagate", "train_step", "value_and_grad", "visualize",
+    "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "train_step", "value_and_grad", "visualize",
     *(name for family in _OP_FAMILIES for name in family.__all__),
 ]

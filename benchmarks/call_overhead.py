@@ -1,0 +1,225 @@
+"""What one call of a compiled program costs beyond PJRT running it, by argument count.
+
+    python benchmarks/call_overhead.py            # 1, 10, 100, 1000 arguments
+    python benchmarks/call_overhead.py --quick    # 1 and 10 (results/quick/)
+
+A program of N arguments `w<i>: [rows=16, cols=8]` split over x, each result `w<i> + 1`
+(tiny, so execution time stays small and the Python cost of a call shows), compiled on the
+4x2 CPU mesh with the results donated into the arguments, driven like a training loop: every
+result fed back as the next call's argument. Per call it times (interleaved, medians):
+
+- `meshir`: `exe(**state)`, MeshIR's public call (the fast path of docs/runtime.md);
+- `meshir + numpy`: the same with one more argument, a fresh NumPy batch each call;
+- `pjrt`: the same LoadedExecutable run directly on the same arrays
+  (`execute_sharded` + jax's result handlers), the floor any caller pays (and `pjrt, batch
+  program`: the `+ numpy` program run so, its NumPy array put on the devices untimed);
+- `jax.jit`: the same function in JAX under jax.jit with the same shardings and donation,
+  called on its own results (jax's C++ dispatch);
+- `jax compiled floor`: jax's PJRT execution of its own executable the same direct way.
+
+The overhead of a call is `meshir - pjrt` (target: 50 us + 1 us per argument) and, for
+jax, `jax.jit - jax compiled floor`.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import numpy as np  # noqa: E402
+
+COUNTS = (1, 10, 100, 1000)
+QUICK_COUNTS = (1, 10)
+ROWS, COLS = 16, 8
+
+
+def build(count: int, with_batch: bool):
+    """The N-argument program (and its rules); `with_batch` adds a NumPy-fed argument `x`."""
+    import meshir as mi
+
+    mesh = mi.Mesh({"x": 4, "y": 2})
+    rows, cols = mi.Dim("rows", ROWS), mi.Dim("cols", COLS)
+    layout = {"rows": "x"}
+    with mi.Program(f"step{count}", mesh, layout=layout) as prog:
+        x = prog.argument("x", [rows, cols]) if with_batch else None
+        for i in range(count):
+            w = prog.argument(f"w{i}", [rows, cols])
+            prog.result(w + x if x is not None else w + 1.0, name=f"w{i}")
+    return prog, layout
+
+
+def target_us(count: int) -> float:
+    return 50.0 + count
+
+
+def measure(count: int, reps: int) -> dict:
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    import meshir as mi
+    from meshir import _jax_private as jp
+
+    prog, layout = build(count, with_batch=False)
+    exe = mi.compile(prog, layout=layout, donate=True)
+    prog_b, _ = build(count, with_batch=True)
+    exe_b = mi.compile(prog_b, layout=layout, donate=True)
+    names = [f"w{i}" for i in range(count)]
+    rng = np.random.default_rng(0)
+    init = {n: rng.standard_normal((ROWS, COLS)).astype(np.float32) for n in names}
+    sharding = exe.in_shardings[0]
+    state = {"meshir": {n: jax.device_put(v, sharding) for n, v in init.items()},
+             "meshir + numpy": {n: jax.device_put(v, sharding) for n, v in init.items()},
+             "pjrt": [jax.device_put(init[n], sharding) for n in names]}
+
+    jsh = NamedSharding(sharding.mesh, PartitionSpec("x"))
+    jitted = jax.jit(lambda ws: [w + 1.0 for w in ws], in_shardings=(jsh,), out_shardings=jsh, donate_argnums=(0,))
+    state["jax.jit"] = [jax.device_put(init[n], jsh) for n in names]
+    compiled = jitted.lower(state["jax.jit"]).compile()
+    j_loaded, j_handlers = jp.compiled_executable_and_handlers(compiled)
+    state["jax compiled floor"] = [jax.device_put(init[n], jsh) for n in names]
+
+    state["pjrt, batch program"] = [jax.device_put(init[n], sharding) for n in names]
+    b_order = exe_b.signature.arg_names  # x, w0, w1, ...
+
+    def timed(call):
+        """(seconds of `call()` until its results are ready, the results)."""
+        began = time.perf_counter()
+        out = jax.block_until_ready(call())
+        return time.perf_counter() - began, out
+
+    def meshir():
+        elapsed, out = timed(lambda: exe(**state["meshir"]))
+        state["meshir"] = dict(zip(names, out if count > 1 else (out,)))
+        return elapsed
+
+    def meshir_numpy():
+        x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+        elapsed, out = timed(lambda: exe_b(x=x, **state["meshir + numpy"]))
+        state["meshir + numpy"] = dict(zip(names, out if count > 1 else (out,)))
+        return elapsed
+
+    def pjrt():
+        elapsed, state["pjrt"] = timed(lambda: jp.execute(exe._loaded, state["pjrt"], exe._result_handlers))
+        return elapsed
+
+    def pjrt_batch():
+        x = jax.device_put(rng.standard_normal((ROWS, COLS)).astype(np.float32), exe_b.in_shardings[0])
+        args = [x, *state["pjrt, batch program"]]
+        assert b_order[0] == "x"
+        elapsed, state["pjrt, batch program"] = timed(lambda: jp.execute(exe_b._loaded, args, exe_b._result_handlers))
+        return elapsed
+
+    def jax_jit():
+        elapsed, state["jax.jit"] = timed(lambda: jitted(state["jax.jit"]))
+        return elapsed
+
+    def jax_floor():
+        elapsed, state["jax compiled floor"] = timed(
+            lambda: jp.execute(j_loaded, state["jax compiled floor"], j_handlers))
+        return elapsed
+
+    calls = {"meshir": meshir, "meshir + numpy": meshir_numpy, "pjrt": pjrt, "pjrt, batch program": pjrt_batch,
+             "jax.jit": jax_jit, "jax compiled floor": jax_floor}
+    for _ in range(5):
+        for call in calls.values():
+            call()
+    times = {k: [] for k in calls}
+    for _ in range(reps):
+        for k, call in calls.items():
+            times[k].append(call())
+    med = {k: statistics.median(v) for k, v in times.items()}
+    # MeshIR's own work before PJRT runs (binding, checks, placement), without execution:
+    # the steady figure under the noisy difference of two execution times above.
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    before_pjrt = {
+        "arrays": _best_us(lambda: exe._placed((), state["meshir"])),
+        "arrays + numpy": _best_us(lambda: exe_b._placed((), {"x": x, **state["meshir + numpy"]})),
+    }
+    overhead = med["meshir"] - med["pjrt"]
+    return {
+        "arguments": count, "reps": reps, "median_us": {k: v * 1e6 for k, v in med.items()},
+        "overhead_us": overhead * 1e6,
+        "overhead_with_numpy_us": (med["meshir + numpy"] - med["pjrt, batch program"]) * 1e6,
+        "jax_overhead_us": (med["jax.jit"] - med["jax compiled floor"]) * 1e6,
+        "before_pjrt_us": before_pjrt,
+        "target_us": target_us(count), "meets_target": overhead * 1e6 <= target_us(count),
+        "check": float(np.asarray(state["meshir"][names[0]])[0, 0]) == float(
+            np.asarray(state["jax.jit"][0])[0, 0]),
+    }
+
+
+def _best_us(call, number: int = 50, repeat: int = 7) -> float:
+    import timeit
+
+    return min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6
+
+
+def markdown(meta: dict, records: list[dict]) -> str:
+    lines = [
+        "# Per-call cost of a compiled program, by argument count",
+        "",
+        f"Generated by `python benchmarks/call_overhead.py` on {meta['date']} ({meta['platform']}, "
+        f"{meta['cpus']} CPUs, jax {meta['jax']}; 8 CPU devices, 4x2 mesh).",
+        "",
+        "N arguments `[16, 8]` split over x, results `w + 1` donated and fed back; medians of interleaved "
+        "calls (µs). Overhead = MeshIR's public call − PJRT running the same executable on the same arrays "
+        "(target 50 µs + 1 µs per argument); jax's = jax.jit − jax's executable run the same direct way. "
+        "`+ numpy`: one more argument, a fresh NumPy array each call, against PJRT running that program with the "
+        "array already on the devices. Only the call is timed (until its results are ready), not the loop around it. "
+        "*Before PJRT*: the best time of MeshIR's binding, checks and placement alone (no execution), the steady "
+        "part of the overhead.",
+        "",
+        "| args | MeshIR | MeshIR + numpy | PJRT | jax.jit | jax floor | MeshIR overhead | target | "
+        "overhead + numpy | jax.jit overhead | MeshIR before PJRT (+ numpy) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        m = r["median_us"]
+        lines.append(
+            f"| {r['arguments']} | {m['meshir']:.0f} | {m['meshir + numpy']:.0f} | {m['pjrt']:.0f} | "
+            f"{m['jax.jit']:.0f} | {m['jax compiled floor']:.0f} | **{r['overhead_us']:.0f}** | "
+            f"{r['target_us']:.0f} {'met' if r['meets_target'] else 'MISSED'} | {r['overhead_with_numpy_us']:.0f} | "
+            f"{r['jax_overhead_us']:.0f} | {r['before_pjrt_us']['arrays']:.0f} "
+            f"({r['before_pjrt_us']['arrays + numpy']:.0f}) |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="1 and 10 arguments, few reps (results/quick/)")
+    parser.add_argument("--counts", type=int, nargs="*", help="argument counts to measure")
+    parser.add_argument("--reps", type=int, default=None, help="timed calls per contender")
+    parser.add_argument("--out", type=Path, default=None, help="results directory")
+    args = parser.parse_args(argv)
+    counts = args.counts or (QUICK_COUNTS if args.quick else COUNTS)
+    reps = args.reps or (20 if args.quick else 300)
+    out = args.out or (HERE / "results" / ("quick" if args.quick else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    import jax
+
+    records = []
+    for count in counts:
+        record = measure(count, reps)
+        records.append(record)
+        print(f"{count} arguments: overhead {record['overhead_us']:.0f} us (target {record['target_us']:.0f}; "
+              f"before PJRT {record['before_pjrt_us']['arrays']:.0f} us), "
+              f"with numpy {record['overhead_with_numpy_us']:.0f} us, jax.jit {record['jax_overhead_us']:.0f} us")
+        jax.clear_caches()
+    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(),
+            "cpus": os.cpu_count(), "jax": jax.__version__}
+    (out / "call_overhead.json").write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
+    (out / "call_overhead.md").write_text(markdown(meta, records))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
