@@ -44,9 +44,11 @@ def ensure_cpu_devices(n: int) -> None:
     Before jax starts its backend, raise `jax_num_cpu_devices` to at least `max(n, 8)`
     (never lowering what the user configured, and leaving setups that exclude the CPU
     alone). Once the backend runs, the count is frozen: `mesh_devices` reports a shortfall.
-    Starts nothing itself, so it is safe to call at import time.
+    After `jax.distributed.initialize` the mesh spans processes and each process's count is
+    the user's to set, so nothing changes. Starts nothing itself, so it is safe to call at
+    import time.
     """
-    if jp.backend_started() or not _cpu_may_be_default():
+    if jp.backend_started() or not _cpu_may_be_default() or jp.distributed_initialized():
         return
     wanted = max(n, DEFAULT_CPU_DEVICES)
     if _requested_cpu_devices() < wanted:

@@ -76,6 +76,13 @@ def compile_and_load(module_text: str, devices):
 
 
 # -- PJRT runtime (meshir.lowering.runtime): backend state and running a loaded executable -----
+def distributed_initialized() -> bool:
+    """Whether `jax.distributed.initialize` ran in this process (a program over processes)."""
+    from jax._src import distributed
+
+    return distributed.global_state.client is not None
+
+
 def backend_started() -> bool:
     """Whether jax has created its backends (after that, `jax_num_cpu_devices` is frozen)."""
     from jax._src import xla_bridge
