@@ -1,6 +1,7 @@
 """The benchmark scripts still run: the smallest case through `benchmarks/run.py` (3 timed
 runs), the HLO collective parser on the forms XLA prints, one compile-scaling point, and the
-LM training step of `benchmarks/lm_step.py` at its tiny size (no timed assertions)."""
+LM training step of `benchmarks/lm_step.py` at its tiny size, and the per-call cost of
+`benchmarks/call_overhead.py` for one and ten arguments (no timed assertions)."""
 import importlib.util
 import json
 import pathlib
@@ -99,3 +100,16 @@ def test_lm_step_tiny_size_agrees_with_jax_and_reports_the_split(tmp_path):
     text = (tmp_path / "lm_step.md").read_text()
     assert text.count("| tiny (1 layer, d_model 32, 8×16) |") == 3  # step time, split, compile time
     assert "(agree)" in text
+
+
+def test_call_overhead_quick_run_writes_its_report(tmp_path):
+    overhead = load("call_overhead")
+    assert overhead.main(["--counts", "1", "10", "--reps", "3", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "call_overhead.json").read_text())
+    assert [r["arguments"] for r in data["records"]] == [1, 10]
+    for r in data["records"]:
+        assert r["check"]  # MeshIR and jax.jit computed the same values
+        assert set(r["median_us"]) == {"meshir", "meshir + numpy", "pjrt", "pjrt, batch program", "jax.jit",
+                                       "jax compiled floor"}
+        assert r["before_pjrt_us"]["arrays"] > 0 and r["target_us"] == 50 + r["arguments"]
+    assert "| 10 |" in (tmp_path / "call_overhead.md").read_text()

@@ -54,6 +54,7 @@ def test_runtime_helpers_backend_started_execute_and_result_handlers():
 
     devices = jax.devices()[:2]
     assert jp.backend_started()  # jax.devices() started it
+    assert not jp.distributed_initialized()
     mesh = jax.sharding.Mesh(np.array(devices), ("x",))
     split = NamedSharding(mesh, P("x"))
     text = (
