@@ -101,8 +101,9 @@ def test_inputs_the_fast_path_does_not_recognise_take_the_checked_path(checked_p
     assert len(checked_path_calls) == 1
 
 
-def test_a_deleted_array_is_a_located_error_after_fast_calls():
-    prog, layout = step_program({"x": 4, "y": 2})
+@pytest.mark.parametrize("axes", MESHES, ids=lambda a: "x".join(map(str, a.values())))
+def test_a_deleted_array_is_a_located_error_after_fast_calls(axes):
+    prog, layout = step_program(axes)
     exe = mi.compile(prog, layout=layout, donate=True)
     ws = {f"w{i}": np.ones((16, 8), np.float32) for i in range(3)}
     x = np.ones((16, 8), np.float32)
