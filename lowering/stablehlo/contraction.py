@@ -39,16 +39,33 @@ def _sum_out(b: hlo.Builder, v: Local, names: list[str], drop) -> tuple[Local, l
     return hlo.reduce(b, v, axes, "sum"), [n for n in names if n not in drop]
 
 
-def _contract_pair(b, x: Local, xn: list[str], y: Local, yn: list[str], needed: set[str]):
+def _pair_dims(xn: list[str], yn: list[str], needed, batch_order=None):
+    """(batch, contract, result names) of `x . y`: shared names still `needed` are batch dims
+    (in `batch_order` when given, else x's order), the other shared names contracting."""
     shared = [n for n in xn if n in yn]
-    batch = [n for n in shared if n in needed]
+    batch = [n for n in (batch_order or xn) if n in shared and n in needed]
     contract = [n for n in shared if n not in needed]
+    return batch, contract, batch + [n for n in xn if n not in shared] + [n for n in yn if n not in shared]
+
+
+def _contract_pair(b, x: Local, xn: list[str], y: Local, yn: list[str], needed, batch_order=None):
+    batch, contract, names = _pair_dims(xn, yn, needed, batch_order)
     out = dot_general(
         b, x, y,
         [(xn.index(n), yn.index(n)) for n in batch],
         [(xn.index(n), yn.index(n)) for n in contract],
     )
-    return out, batch + [n for n in xn if n not in shared] + [n for n in yn if n not in shared]
+    return out, names
+
+
+def _contract_last(b, x: Local, xn: list[str], y: Local, yn: list[str], result_names: list[str]):
+    """The final pair, with its dims in `result_names`' order when some orientation gives it
+    (no transpose after the dot; see the module docstring); else as `_contract_pair`."""
+    keep = set(result_names)
+    for (u, un), (w, wn) in (((x, xn), (y, yn)), ((y, yn), (x, xn))):
+        if _pair_dims(un, wn, keep, result_names)[2] == result_names:
+            return _contract_pair(b, u, un, w, wn, keep, result_names)
+    return _contract_pair(b, x, xn, y, yn, keep)
 
 
 def einsum(p: FunctionLowering, op) -> Local:
@@ -61,10 +78,13 @@ def einsum(p: FunctionLowering, op) -> Local:
     for i, (v, names) in enumerate(terms):
         elsewhere = keep.union(*(set(n) for j, (_, n) in enumerate(terms) if j != i))
         terms[i] = _sum_out(b, v, names, {n for n in names if n not in elsewhere})
-    while len(terms) > 1:
+    while len(terms) > 2:
         (x, xn), (y, yn), rest = terms[0], terms[1], terms[2:]
         needed = keep.union(*(set(n) for _, n in rest))
         terms = [_contract_pair(b, x, xn, y, yn, needed)] + rest
+    if len(terms) == 2:
+        (x, xn), (y, yn) = terms
+        terms = [_contract_last(b, x, xn, y, yn, list(result.names))]
     v, names = terms[0]
     v = hlo.transpose(b, v, [names.index(n) for n in result.names])
     return hlo.convert(b, v, result.element_type)

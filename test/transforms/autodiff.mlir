@@ -70,3 +70,25 @@ func.func @twice(%x: !mtf.tensor<b=4@x, f32> {mtf.name = "w"}) -> !mtf.tensor<f3
   %2 = "mtf.all_reduce"(%1) {reduction = "sum", axes = ["x"]} : (!mtf.tensor<f32, partial@x>) -> !mtf.tensor<f32>
   return %2 : !mtf.tensor<f32>
 }
+
+// -----
+
+// div: a's cotangent ct/s is also the factor of s's, -(ct/s)(a/s): one division in the VJP
+// and none of the quotient (XLA:CPU kept a divide of the quotient by a broadcast of s as a
+// full-size broadcast, alive from the forward to the backward pass).
+sdy.mesh @mesh = <["x"=2]>
+// CHECK-LABEL: func.func @quotient_grad(
+// CHECK-SAME: %[[A:.*]]: !mtf.tensor<b=4@x, j=3, f32> {mtf.name = "w"}, %[[S:.*]]: !mtf.tensor<b=4@x, f32> {mtf.name = "s"}
+// CHECK: %[[Q:.*]] = "mtf.div"(%[[A]], %[[S]])
+// CHECK: %[[CT:.*]] = "mtf.broadcast"
+// CHECK-NEXT: %[[G_A:.*]] = "mtf.div"(%[[CT]], %[[S]])
+// CHECK-NEXT: %[[P:.*]] = "mtf.mul"(%[[G_A]], %[[Q]])
+// CHECK-NEXT: %[[N:.*]] = "mtf.neg"(%[[P]])
+// CHECK-NEXT: %[[G_S:.*]] = "mtf.reduce_sum"(%[[N]]) : (!mtf.tensor<b=4, j=3, f32>) -> !mtf.tensor<b=4, f32>
+// CHECK-NEXT: return %{{.*}}, %[[G_A]], %[[G_S]]
+func.func @quotient(%a: !mtf.tensor<b=4@x, j=3, f32> {mtf.name = "w"}, %s: !mtf.tensor<b=4@x, f32> {mtf.name = "s"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
+  %0 = "mtf.div"(%a, %s) : (!mtf.tensor<b=4@x, j=3, f32>, !mtf.tensor<b=4@x, f32>) -> !mtf.tensor<b=4@x, j=3, f32>
+  %1 = "mtf.reduce_sum"(%0) : (!mtf.tensor<b=4@x, j=3, f32>) -> !mtf.tensor<f32, partial@x>
+  %2 = "mtf.all_reduce"(%1) {reduction = "sum", axes = ["x"]} : (!mtf.tensor<f32, partial@x>) -> !mtf.tensor<f32>
+  return %2 : !mtf.tensor<f32>
+}

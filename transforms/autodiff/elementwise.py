@@ -118,11 +118,12 @@ def _mul(em, op, ct, wanted):
 @vjp("mtf.div")
 def _div(em, op, ct, wanted):
     a, b = op.operation.operands
+    scaled = em.div(ct, b)  # ct/b: a's cotangent, and a factor of b's
     out = {}
     if 0 in wanted:
-        out[0] = em.div(ct, b)
-    if 1 in wanted:  # d(a/b)/db = -a/b^2 = -(a/b)/b
-        out[1] = em.neg(em.mul(ct, em.div(op.result, b)))
+        out[0] = scaled
+    if 1 in wanted:  # d(a/b)/db = -a/b^2 = -(ct/b)(a/b): one division, none of the result
+        out[1] = em.neg(em.mul(scaled, op.result))
     return out
 
 
