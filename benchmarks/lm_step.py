@@ -308,6 +308,46 @@ def _mb(n) -> str:
     return "—" if n is None else f"{n / 1e6:.2f}"
 
 
+def _temp(mem: dict | None):
+    return mem["temp"] if mem else None
+
+
+#: Issue 12's targets: step time (median of per-round ratios) per size; memory per device <= jax's.
+STEP_TARGETS = {"readme": 1.0, "4L-d256": 0.97, "24L-readme": 0.97}
+
+
+def summary_markdown(runs: list[tuple[str, dict]]) -> str:
+    """Several runs of this script side by side, per size: the step-time ratio, PJRT-only
+    ratio, memory and temp memory ratios of each run, their median, and the targets."""
+    sizes = [r["size"] for r in runs[0][1]["sizes"]]
+    lines = [
+        "# The LM training step, MeshIR vs jax.jit: repeated runs",
+        "",
+        f"{len(runs)} separate runs of `python benchmarks/lm_step.py` ({', '.join(name for name, _ in runs)}); per run "
+        "the median of per-round step-time ratios, PJRT-only / jax compiled, and memory per device (total, temp) "
+        "MeshIR / jax. Targets (issue 12): step time ≤ 1.0× at the README size and ≤ 0.97× at the bigger sizes, "
+        "memory per device ≤ 1.0×.",
+        "",
+        "| size | step time per run | median | target | PJRT only / jax compiled per run | memory per run | "
+        "temp per run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        recs = [next(r for r in data["sizes"] if r["size"] == size) for _, data in runs]
+        steps = [r["step_time"]["ratio_median"] for r in recs]
+        mid = statistics.median(steps)
+        target = STEP_TARGETS.get(size)
+        verdict = "—" if target is None else f"≤ {target:.2f}: {'met' if mid <= target else 'missed'}"
+        mem = [r["memory_per_device"]["meshir"]["total"] / r["memory_per_device"]["jax"]["total"] for r in recs]
+        temp = [r["memory_per_device"]["meshir"]["temp"] / r["memory_per_device"]["jax"]["temp"] for r in recs]
+        pjrt = [r["split_ratios"]["pjrt_only_vs_jax_compiled"] for r in recs]
+        lines.append(
+            f"| {recs[0]['text']} | {', '.join(f'{x:.3f}×' for x in steps)} | **{mid:.3f}×** | {verdict} | "
+            f"{', '.join(f'{x:.3f}×' for x in pjrt)} | {', '.join(f'{x:.3f}×' for x in mem)} | "
+            f"{', '.join(f'{x:.3f}×' for x in temp)} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(meta: dict, records: list[dict]) -> str:
     lines = [
         "# The README's LM training step: MeshIR vs jax.jit",
@@ -327,8 +367,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
         lines += [meta["note"], ""]
     lines += [
         "| size | args | MeshIR / jax.jit step time | MeshIR ms | jax ms | bytes/device MeshIR vs jax | "
-        "memory/device MeshIR vs jax (MB) | first-step loss (MeshIR, jax) |",
-        "|---|---|---|---|---|---|---|---|",
+        "memory/device MeshIR vs jax (MB) | temp MeshIR vs jax (MB) | first-step loss (MeshIR, jax) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         st, mem, coll, fl = r["step_time"], r["memory_per_device"], r["collectives"], r["first_step_loss"]
@@ -336,7 +376,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
         lines.append(
             f"| {r['text']} | {r['arguments']} | **{st['ratio_median']:.2f}×** | {_ms(st['meshir_median_s'])} | "
             f"{_ms(st['jax_median_s'])} | {coll['meshir']['bytes_per_device']:,} vs {coll['jax']['bytes_per_device']:,} | "
-            f"{_mb(m_mem)} vs {_mb(j_mem)} | {fl['meshir']:.5f}, {fl['jax']:.5f} (agree) |")
+            f"{_mb(m_mem)} vs {_mb(j_mem)} | {_mb(_temp(mem['meshir']))} vs {_mb(_temp(mem['jax']))} | "
+            f"{fl['meshir']:.5f}, {fl['jax']:.5f} (agree) |")
     lines += [
         "",
         "## Split of one call (no donation, every argument already on the devices)",
@@ -372,7 +413,15 @@ def main(argv=None) -> int:
     p.add_argument("--split-reps", type=int, help="timed calls of each split contender (default: 30; --quick 3)")
     p.add_argument("--note", default="", help="a line for the report (e.g. why the rounds were reduced)")
     p.add_argument("--out", help="output folder (default: benchmarks/results, --quick: benchmarks/results/quick)")
+    p.add_argument("--summarize", nargs="+", metavar="RUN_DIR",
+                   help="measure nothing: write lm_step_runs.md in --out from the lm_step.json of these folders")
     args = p.parse_args(argv)
+    if args.summarize:
+        out = Path(args.out) if args.out else HERE / "results"
+        runs = [(Path(d).name, json.loads((Path(d) / "lm_step.json").read_text())) for d in args.summarize]
+        (out / "lm_step_runs.md").write_text(summary_markdown(runs))
+        print(f"wrote {out / 'lm_step_runs.md'}")
+        return 0
     table = QUICK_SIZES if args.quick else SIZES
     chosen = args.sizes.split(",") if args.sizes else list(table)
     unknown = [s for s in chosen if s not in table]

@@ -100,6 +100,9 @@ def test_lm_step_tiny_size_agrees_with_jax_and_reports_the_split(tmp_path):
     text = (tmp_path / "lm_step.md").read_text()
     assert text.count("| tiny (1 layer, d_model 32, 8×16) |") == 3  # step time, split, compile time
     assert "(agree)" in text
+    assert lm_step.main(["--summarize", str(tmp_path), str(tmp_path), "--out", str(tmp_path)]) == 0
+    runs = (tmp_path / "lm_step_runs.md").read_text()
+    assert "2 separate runs" in runs and runs.count("| tiny (1 layer, d_model 32, 8×16) |") == 1
 
 
 def test_call_overhead_quick_run_writes_its_report(tmp_path):
