@@ -20,7 +20,7 @@ scatter semantics, which jax's `mode="drop"` scatter relies on too), so it adds 
 
 Non-finite updates: the literal einsum multiplies them by every row's 0 (NaN in every depth
 row of that column); the scatter puts them in their id's row only, which is what jax.grad of
-a lookup gives. The reference interpreter keeps the literal einsum. In gspmd mode the
+a lookup gives. The reference interpreter keeps the literal einsum. On a mesh in gspmd mode the
 literal form stays (gspmd.RULES): XLA partitions the global program and chooses collectives.
 """
 from __future__ import annotations
