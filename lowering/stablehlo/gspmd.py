@@ -25,7 +25,7 @@ from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType
 
-from . import collectives, contraction
+from . import collectives, contraction, indexing
 from .builder import Builder
 from .context import FunctionLowering
 from .types import Local, sharding_attr_text
@@ -42,6 +42,9 @@ RULES = {
     **dict.fromkeys(IDENTITIES, _identity),
     # XLA partitions a max/min over a split dim with an all-reduce that drops NaN.
     **dict.fromkeys(contraction.REDUCTIONS, contraction.reduce_rule(partitioned_by_xla=True)),
+    # The literal forms, not scatter_add.py's per-device peephole: XLA partitions these.
+    "mtf.einsum": contraction.einsum,
+    "mtf.one_hot": indexing.one_hot,
 }
 #: A function without a mesh has no collectives (explicit mode's error), but may hold shards.
 NO_MESH_RULES = {"mtf.shard": _identity}

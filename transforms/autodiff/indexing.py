@@ -4,6 +4,10 @@ gather(table, ids) along `dim`: the table's cotangent is a scatter-add of the re
 cotangent into the rows the ids picked, written as an einsum with one_hot(ids) over `dim`:
 ct_table[dim=k, rest] = sum over id positions p with ids[p] = k of ct[p, rest]. Out-of-range
 ids make zero one_hot rows, so they get no gradient, as they gave zeros forward. Ids get none.
+The one_hot is used by that einsum alone, so the per-device lowering turns the pair into a
+`stablehlo.scatter` (lowering/stablehlo/scatter_add.py): no one-hot is materialized, and a
+NaN/inf in the cotangent reaches only its id's row, as in jax.grad (the reference
+interpreter keeps the literal einsum, where 0 * inf spreads NaN over the column).
 
 one_hot, constant, iota and the random ops have no differentiable input.
 """

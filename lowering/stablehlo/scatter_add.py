@@ -1,0 +1,136 @@
+"""einsum(one_hot(ids), updates) over exactly the ids' names, lowered as a scatter-add.
+
+The gather VJP writes the table's cotangent in this form (transforms/autodiff/indexing.py).
+Lowered literally, the one-hot `[depth, ids...]` is materialized: it depends on the ids
+only, so XLA computes it early and keeps it alive to the end of the step, and the dot costs
+depth x ids x rest multiply-adds (a 32k vocabulary x 16k tokens one-hot is gigabytes). A
+`stablehlo.scatter` with an add region sums the updates into zeros at the ids instead, late
+and in place, as jax's gradient of a lookup does.
+
+Why a peephole in the lowering and not an `mtf.scatter_add` op: the einsum's result type,
+layout and pending reduction stay exactly what they were, so propagation, collective
+insertion and the partitioned verifier see nothing new; only the local computation changes.
+
+Matched (`scatter_form`): a two-operand einsum, one operand a one_hot used by it alone, the
+other (the updates) holding every id name with the ids' layout and not the depth, and a
+result of the depth plus the updates' other names. Per device the ids become offsets into
+the device's block of the depth dim (as `gather` does); an update whose index falls outside
+the block (an id of another device's block, or out of range) is skipped by the scatter (XLA's
+scatter semantics, which jax's `mode="drop"` scatter relies on too), so it adds nothing.
+
+Non-finite updates: the literal einsum multiplies them by every row's 0 (NaN in every depth
+row of that column); the scatter puts them in their id's row only, which is what jax.grad of
+a lookup gives. The reference interpreter keeps the literal einsum. On a mesh in gspmd mode the
+literal form stays (gspmd.RULES): XLA partitions the global program and chooses collectives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir.dialect.ops.indexing import OneHotOp
+from meshir.dialect.tensor_type import TensorType
+
+from . import builder as hlo
+from . import contraction, indexing
+from .builder import i64_dims
+from .context import FunctionLowering
+from .types import Local, compute_element
+
+#: The value of a one_hot lowered into its einsum's scatter; any other reader fails to parse.
+_FOLDED = "%one_hot_folded_into_scatter"
+
+
+@dataclass(frozen=True)
+class ScatterForm:
+    """The matched einsum's parts: the one_hot's ids, the updates (operand index) and the depth."""
+
+    ids: object  # the one_hot's ir.Value operand
+    ids_type: TensorType
+    updates_index: int
+    depth: str
+
+
+def scatter_form(op) -> ScatterForm | None:
+    """The einsum `op` as a scatter-add, or None when it is not one (module docstring)."""
+    operands = list(op.operation.operands)
+    if len(operands) != 2:
+        return None
+    for hot_index in (0, 1):
+        hot = operands[hot_index].owner
+        if isinstance(hot, OneHotOp) and _used_once(operands[hot_index]):
+            form = _match(op, hot, 1 - hot_index)
+            if form is not None:
+                return form
+    return None
+
+
+def _used_once(value) -> bool:
+    return len(list(value.uses)) == 1
+
+
+def _match(op, hot: OneHotOp, updates_index: int) -> ScatterForm | None:
+    ids_type, hot_type = hot.input_type, hot.result_type
+    updates_type, result = op.operand_types[updates_index], op.result_type
+    depth = hot.depth_name
+    ids = list(ids_type.names)
+    kept = [n for n in updates_type.names if n not in ids]
+    if hot_type.partial or ids_type.partial or updates_type.has(depth):
+        return None
+    if any(not updates_type.has(n) or updates_type.dim(n).axes != ids_type.dim(n).axes for n in ids):
+        return None
+    if sorted(result.names) != sorted(kept + [depth]) or hot_type.dim(depth).axes != result.dim(depth).axes:
+        return None
+    return ScatterForm(hot.input, ids_type, updates_index, depth)
+
+
+def scatter_add(b: hlo.Builder, zeros: Local, ids: Local, updates: Local, axis: int) -> Local:
+    """`zeros` plus each row of `updates` (dims: the ids' dims, then `zeros`' dims but `axis`)
+    added at index `ids[...]` along `axis`; out-of-range ids are skipped."""
+    r = ids.rank
+    fields = {
+        "update_window_dims": list(range(r, updates.rank)),
+        "inserted_window_dims": [axis],
+        "scatter_dims_to_operand_dims": [axis],
+        "index_vector_dim": r,
+    }
+    numbers = ", ".join(f"{k} = {v if isinstance(v, int) else i64_dims(v)}" for k, v in fields.items() if v != [])
+    attrs = {"indices_are_sorted": "false", "scatter_dimension_numbers": f"#stablehlo.scatter<{numbers}>",
+             "unique_indices": "false"}
+    region = hlo.reduction_region(b, "sum", zeros.elem)
+    return b.op("scatter", [zeros, ids, updates], zeros.shape, zeros.elem, attrs, region)
+
+
+def lower_as_scatter(p: FunctionLowering, op, form: ScatterForm) -> Local:
+    """The einsum's local result: the updates scattered into the device's block of the depth."""
+    b, result = p.b, op.result_type
+    updates_type = op.operand_types[form.updates_index]
+    updates = p.operands(op)[form.updates_index]
+    ids = p.local(form.ids)
+    axis = result.index(form.depth)
+    if p.split_axes(result, axis):
+        offset = hlo.convert(b, p.offsets(result)[axis], ids.elem)
+        ids = hlo.binary(b, "subtract", ids, hlo.scalar_to(b, offset, ids.shape))
+    rest = [n for n in result.names if n != form.depth]
+    order = list(form.ids_type.names) + rest
+    updates = hlo.transpose(b, updates, [updates_type.index(n) for n in order])
+    elem = compute_element(updates.elem)
+    updates = hlo.convert(b, updates, elem)
+    zeros = hlo.constant(b, 0, elem, p.shape(result))
+    return hlo.convert(b, scatter_add(b, zeros, ids, updates, axis), result.element_type)
+
+
+def einsum(p: FunctionLowering, op) -> Local:
+    form = scatter_form(op)
+    return lower_as_scatter(p, op, form) if form else contraction.einsum(p, op)
+
+
+def one_hot(p: FunctionLowering, op) -> Local:
+    """Nothing when the one_hot's only user lowers as a scatter (it reads the ids itself)."""
+    uses = list(op.result.uses)
+    user = uses[0].owner if len(uses) == 1 else None
+    if user is not None and user.operation.name == "mtf.einsum" and scatter_form(user) is not None:
+        return Local(_FOLDED, p.shape(op.result_type), op.result_type.element_type)
+    return indexing.one_hot(p, op)
+
+
+RULES = {"mtf.einsum": einsum, "mtf.one_hot": one_hot}
