@@ -18,10 +18,14 @@ the device's block of the depth dim (as `gather` does); an update whose index fa
 the block (an id of another device's block, or out of range) is skipped by the scatter (XLA's
 scatter semantics, which jax's `mode="drop"` scatter relies on too), so it adds nothing.
 
-Non-finite updates: the literal einsum multiplies them by every row's 0 (NaN in every depth
-row of that column); the scatter puts them in their id's row only, which is what jax.grad of
-a lookup gives. The reference interpreter keeps the literal einsum. On a mesh in gspmd mode the
-literal form stays (gspmd.RULES): XLA partitions the global program and chooses collectives.
+Non-finite updates: the literal einsum multiplies them by every other row's 0, which puts NaN
+in every depth row of that column but their own. The lowering keeps that meaning exactly
+(`with_literal_non_finite`), so the compiled program equals the reference interpreter and
+gspmd mode on every input: an optimisation in the lowering must not change what the IR
+means. (jax.grad of a lookup leaves the other rows alone; matching it would be a change of
+the gather VJP's IR, e.g. an `mtf.scatter_add` op with that meaning, not of its lowering.)
+On a mesh in gspmd mode the literal form stays (gspmd.RULES): XLA partitions the global
+program and chooses collectives.
 """
 from __future__ import annotations
 
@@ -116,7 +120,31 @@ def lower_as_scatter(p: FunctionLowering, op, form: ScatterForm) -> Local:
     elem = compute_element(updates.elem)
     updates = hlo.convert(b, updates, elem)
     zeros = hlo.constant(b, 0, elem, p.shape(result))
-    return hlo.convert(b, scatter_add(b, zeros, ids, updates, axis), result.element_type)
+    summed = scatter_add(b, zeros, ids, updates, axis)
+    return hlo.convert(b, with_literal_non_finite(b, summed, ids, updates, axis), result.element_type)
+
+
+def with_literal_non_finite(b: hlo.Builder, summed: Local, ids: Local, updates: Local, axis: int) -> Local:
+    """`summed` with NaN where the literal einsum has one: a row gets `0 * u` for every update
+    `u` of another id, NaN when `u` is not finite. Per column, the lowest and highest id among
+    its non-finite updates (two small reduces) tell whether one exists whose id is not the
+    row's own; finite inputs leave `summed` as it is. No second scatter: the check costs no
+    buffer of the result's size."""
+    flags = b.op("not", [b.op("is_finite", [updates], updates.shape, "i1")], updates.shape, "i1")
+    id_of_update = hlo.broadcast_in_dim(b, ids, updates.shape, range(ids.rank))
+    id_dims = range(ids.rank)
+
+    def bad_ids(kind: str) -> Local:
+        none = hlo.splat_like(b, hlo.reduction_identity(kind, ids.elem), id_of_update)
+        per_column = hlo.reduce(b, hlo.select(b, flags, id_of_update, none), id_dims, kind)
+        return hlo.broadcast_in_dim(b, per_column, summed.shape, [d for d in range(summed.rank) if d != axis])
+
+    lowest, highest = bad_ids("min"), bad_ids("max")
+    row = hlo.iota(b, summed.shape, axis, ids.elem)
+    any_bad = hlo.compare(b, "le", lowest, highest)
+    only_own = hlo.binary(b, "and", hlo.compare(b, "eq", lowest, row), hlo.compare(b, "eq", highest, row))
+    others_bad = hlo.binary(b, "and", any_bad, hlo.unary(b, "not", only_own))
+    return hlo.select(b, others_bad, hlo.splat_like(b, float("nan"), summed), summed)
 
 
 def einsum(p: FunctionLowering, op) -> Local:

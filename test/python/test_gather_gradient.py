@@ -1,7 +1,9 @@
 """The table's gradient of an embedding lookup (mtf.gather) is a scatter-add in the compiled
-program (lowering/stablehlo/scatter_add.py), on every layout of table and ids: repeated ids
-add up, out-of-range ids get no gradient, and a NaN or inf in the cotangent reaches only its
-id's row — as jax.grad of `table[ids]` gives, checked here in float64 with NumPy."""
+program (lowering/stablehlo/scatter_add.py), on every layout of table and ids, and it means
+exactly what the IR's einsum(one_hot(ids), ct) means: repeated ids add up, out-of-range ids
+get no gradient (for finite values: jax.grad of `table[ids]`), and a non-finite cotangent
+spreads as the literal einsum's `0 * inf` does — equal to NumPy's einsum in float64, to the
+reference interpreter and to gspmd mode."""
 from __future__ import annotations
 
 import jax
@@ -53,8 +55,15 @@ def scatter_add_reference(ids, ct):
     return out
 
 
-def test_reference_is_jax_grad():
+def literal_reference(ids, ct):
+    """einsum(one_hot(ids), ct) in float64 with NumPy: 0 * NaN and 0 * inf are NaN."""
+    hot = (ids[..., None] == np.arange(V.size)).astype(np.float64)
+    return np.einsum("bsv,bsd->vd", hot, ct.astype(np.float64))
+
+
+def test_references_agree_with_jax_grad_on_finite_values():
     table, ids, ct = inputs()
+    ct = np.nan_to_num(ct, nan=0.5, posinf=2.0)
     valid = ((ids >= 0) & (ids < V.size))[..., None]
 
     def lookup(t):  # mtf.gather: zero rows for out-of-range ids (no negative indexing)
@@ -63,7 +72,8 @@ def test_reference_is_jax_grad():
 
     with jax.enable_x64(True):
         want = np.asarray(jax.grad(lookup)(table.astype(np.float64)))
-    np.testing.assert_array_equal(want, scatter_add_reference(ids, ct))
+    np.testing.assert_allclose(want, scatter_add_reference(ids, ct), rtol=1e-12)
+    np.testing.assert_allclose(want, literal_reference(ids, ct), rtol=1e-12)
 
 
 @pytest.mark.parametrize("mesh, layout", CASES, ids=[f"{m}-{','.join(f'{k}:{v}' for k, v in l.items()) or 'replicated'}"
@@ -74,16 +84,20 @@ def test_table_gradient_is_a_scatter_add(mesh, layout):
     text = exe.stablehlo_text()
     assert "stablehlo.scatter" in text and "dot_general" not in text, text
     got = np.asarray(exe(table=table, ids=ids, ct=ct))
-    want = scatter_add_reference(ids, ct)
-    assert np.isnan(want[7, 1]) and np.isinf(want[9, 4]) and np.isfinite(np.delete(want, [7, 9], axis=0)).all()
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    want = literal_reference(ids, ct)
+    # columns 1-4 hold a non-finite cotangent: NaN in every row but row 9's own inf
+    assert np.isnan(np.delete(want[:, 1:5], [9 * 4 + 3], axis=None)).all() and np.isinf(want[9, 4])
+    assert np.isfinite(want[:, [0, 5, 6, 7]]).all()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)  # NaN where NaN, inf where inf
 
 
-def test_finite_gradient_matches_interpreter():
-    """Finite cotangents: the scatter sums what the interpreter's literal einsum sums."""
+@pytest.mark.parametrize("finite", [True, False], ids=["finite", "non-finite"])
+def test_gradient_matches_interpreter_and_gspmd_mode(finite):
     table, ids, ct = inputs()
-    ct = np.nan_to_num(ct, nan=0.5, posinf=2.0)
+    if finite:
+        ct = np.nan_to_num(ct, nan=0.5, posinf=2.0)
     grad = mi.grad(embedding_loss("4x2"), wrt=["table"])
     want = mi.interpret(grad, table=table, ids=ids, ct=ct)
-    got = mi.compile(grad, layout={"v": "y", "b": "x"})(table=table, ids=ids, ct=ct)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    for mode in ("explicit", "gspmd"):
+        got = mi.compile(grad, layout={"v": "y", "b": "x"}, mode=mode)(table=table, ids=ids, ct=ct)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5, err_msg=mode)
