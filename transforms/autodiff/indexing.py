@@ -5,9 +5,10 @@ cotangent into the rows the ids picked, written as an einsum with one_hot(ids) o
 ct_table[dim=k, rest] = sum over id positions p with ids[p] = k of ct[p, rest]. Out-of-range
 ids make zero one_hot rows, so they get no gradient, as they gave zeros forward. Ids get none.
 The one_hot is used by that einsum alone, so the per-device lowering turns the pair into a
-`stablehlo.scatter` (lowering/stablehlo/scatter_add.py): no one-hot is materialized, and a
-NaN/inf in the cotangent reaches only its id's row, as in jax.grad (the reference
-interpreter keeps the literal einsum, where 0 * inf spreads NaN over the column).
+`stablehlo.scatter` (lowering/stablehlo/scatter_add.py): no one-hot is materialized. The
+lowering keeps the einsum's meaning exactly, so a NaN/inf in the cotangent spreads NaN over
+the other rows of its column (0 * inf), as the reference interpreter computes; jax.grad puts
+it in its id's row only (equal for finite values).
 
 one_hot, constant, iota and the random ops have no differentiable input.
 """
