@@ -26,15 +26,20 @@ def _kind(dtype: np.dtype) -> str:
 _ACCEPTS = {"b": "b", "i": "bi", "f": "bif"}
 
 
+def check_kind(dtype, t: TensorType, what: str) -> None:
+    """A MeshIRTypeError naming `what` unless elements of `dtype` may stand for `t`'s."""
+    dtype = np.dtype(dtype)
+    if _kind(dtype) not in _ACCEPTS[_kind(t.dtype)]:
+        raise MeshIRTypeError(f"{what}: expected element type {t.element_type} ({t.dtype.name}), got {dtype.name}")
+
+
 def check_kind_and_shape(dtype, shape, t: TensorType, what: str) -> None:
     """A MeshIRError naming `what` unless an array of `dtype` and `shape` may stand for `t`.
 
     Reads no values, so the PJRT runtime checks jax.Arrays with it without copying them to
     the host; `convert_input` applies it to everything else.
     """
-    dtype = np.dtype(dtype)
-    if _kind(dtype) not in _ACCEPTS[_kind(t.dtype)]:
-        raise MeshIRTypeError(f"{what}: expected element type {t.element_type} ({t.dtype.name}), got {dtype.name}")
+    check_kind(dtype, t, what)
     if tuple(shape) != t.shape:
         raise MeshIRValueError(f"{what}: expected global shape {shape_text(t)}, got {tuple(shape)}")
 

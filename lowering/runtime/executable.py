@@ -14,9 +14,9 @@ import jax
 
 from meshir import _jax_private as jp
 from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.interpreter.inputs import bind_arguments
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.modes import EXPLICIT, check_mode
-from meshir.dialect.interpreter.inputs import bind_arguments
 from meshir.dialect.signature import FunctionSignature
 
 from .arguments import place_arguments, wide_types, x64_scope

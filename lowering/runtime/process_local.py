@@ -15,7 +15,7 @@ import numpy as np
 
 from meshir.dialect.call_site import without_location
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
-from meshir.dialect.interpreter.inputs import check_kind_and_shape, check_values_fit, shape_text
+from meshir.dialect.interpreter.inputs import check_kind, check_values_fit, shape_text
 from meshir.dialect.tensor_type import TensorType
 
 
@@ -39,7 +39,7 @@ def place_process_local(value: ProcessLocal, t: TensorType, sharding, what: str)
     except Exception as e:  # noqa: BLE001 - any failure to make an array is the user's input
         raise MeshIRTypeError(f"{what}: cannot convert the process-local {type(value.data).__name__} to an array: "
                               f"{without_location(str(e))}") from None
-    check_kind_and_shape(local.dtype, t.shape, t, what)  # the kind; the shape is the local one
+    check_kind(local.dtype, t, what)
     want = local_shape(sharding, t.shape)
     if local.shape != want:
         raise MeshIRValueError(f"{what}: this process's part of global shape {shape_text(t)} is {want}, "

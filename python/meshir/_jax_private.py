@@ -2,6 +2,8 @@
 
 `test/python/test_jax_private.py` smoke-tests each name below.
 """
+from jax._src.interpreters import pxla
+from jax._src.lib import xla_client
 from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func, sdy, stablehlo  # noqa: F401  (re-exported)
@@ -61,8 +63,6 @@ def compile_options(num_partitions: int, devices):
 
 def device_list(devices):
     """The DeviceList PJRT's `compile_and_load` takes as `executable_devices`."""
-    from jax._src.lib import xla_client
-
     return xla_client.DeviceList(tuple(devices))
 
 
@@ -102,8 +102,6 @@ def abstract_array(shape: tuple[int, ...], dtype, sharding=None):
 def result_handlers(avals, shardings) -> list:
     """jax's C++ result handler per result (aval, NamedSharding): each turns the per-device
     buffers of one result into a committed jax.Array, as jax.jit's own calls do."""
-    from jax._src.lib import xla_client
-
     return [xla_client.array_result_handler(aval, sharding, committed=True, _skip_checks=True)
             for aval, sharding in zip(avals, shardings)]
 
@@ -120,9 +118,6 @@ def put_host_arrays(arrays, shardings) -> list:
     `jax.device_put`'s public checks."""
     if not arrays:
         return []
-    from jax._src.interpreters import pxla
-    from jax._src.lib import xla_client
-
     reuse = xla_client.ArrayCopySemantics.REUSE_INPUT
     return pxla.shard_args(shardings, [None] * len(arrays), [reuse] * len(arrays), arrays)
 

@@ -52,6 +52,8 @@ def test_runtime_helpers_backend_started_execute_and_result_handlers():
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec as P
 
+    from meshir.lowering.runtime.pjrt import compile_for_devices
+
     devices = jax.devices()[:2]
     assert jp.backend_started()  # jax.devices() started it
     assert not jp.distributed_initialized()
@@ -64,10 +66,7 @@ def test_runtime_helpers_backend_started_execute_and_result_handlers():
         "(tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) {\n"
         "    %0 = stablehlo.add %a, %a : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n"
     )
-    options = jp.compile_options(2, devices)
-    options.executable_build_options.use_spmd_partitioning = True
-    options.executable_build_options.use_shardy_partitioner = True
-    exe = jax.extend.backend.get_backend().compile_and_load(text, jp.device_list(devices), options)
+    exe = compile_for_devices(text, devices)  # jp.compile_options and jp.device_list, with SPMD and Shardy on
     aval = jp.abstract_array((4,), np.dtype(np.float32), split)
     (placed,) = jp.put_host_arrays([np.arange(4, dtype=np.float32)], [split])
     assert placed.sharding == split and (placed.shape, placed.dtype) == (aval.shape, aval.dtype)
