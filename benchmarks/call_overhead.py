@@ -18,7 +18,11 @@ result fed back as the next call's argument. Per call it times (interleaved, med
 - `jax compiled floor`: jax's PJRT execution of its own executable the same direct way.
 
 The overhead of a call is `meshir - pjrt` (target: 50 us + 1 us per argument) and, for
-jax, `jax.jit - jax compiled floor`.
+jax, `jax.jit - jax compiled floor`: the median of the per-round differences (each round
+runs every contender once), with the quartiles, since on 2 cores the worker threads of the
+8 CPU devices keep spinning for milliseconds after each execution and slow whatever Python
+runs next (the order of the contenders is shuffled each round, so that no contender always
+follows the same one); at 1000 arguments the quartiles span several milliseconds.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -133,28 +138,39 @@ def measure(count: int, reps: int) -> dict:
         for call in calls.values():
             call()
     times = {k: [] for k in calls}
+    order, shuffle = list(calls), random.Random(count).shuffle
     for _ in range(reps):
-        for k, call in calls.items():
-            times[k].append(call())
+        shuffle(order)  # no contender always runs right after the same one (see the module docstring)
+        for k in order:
+            times[k].append(calls[k]())
     med = {k: statistics.median(v) for k, v in times.items()}
-    # MeshIR's own work before PJRT runs (binding, checks, placement), without execution:
-    # the steady figure under the noisy difference of two execution times above.
+    # MeshIR's own Python work before jax's C++ dispatch runs the executable (binding, the
+    # deleted-array and donation checks), without execution: the steady part of the overhead.
     x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
     before_pjrt = {
-        "arrays": _best_us(lambda: exe._placed((), state["meshir"])),
-        "arrays + numpy": _best_us(lambda: exe_b._placed((), {"x": x, **state["meshir + numpy"]})),
+        "arrays": _best_us(lambda: exe._fast.dispatchable(exe._fast.bind((), state["meshir"]), True)),
+        "arrays + numpy": _best_us(
+            lambda: exe_b._fast.dispatchable(exe_b._fast.bind((), {"x": x, **state["meshir + numpy"]}), True)),
     }
-    overhead = med["meshir"] - med["pjrt"]
+    overhead = _paired(times["meshir"], times["pjrt"])
     return {
         "arguments": count, "reps": reps, "median_us": {k: v * 1e6 for k, v in med.items()},
-        "overhead_us": overhead * 1e6,
-        "overhead_with_numpy_us": (med["meshir + numpy"] - med["pjrt, batch program"]) * 1e6,
-        "jax_overhead_us": (med["jax.jit"] - med["jax compiled floor"]) * 1e6,
+        "overhead_us": overhead["median"], "overhead_quartiles_us": overhead["quartiles"],
+        "overhead_with_numpy_us": _paired(times["meshir + numpy"], times["pjrt, batch program"])["median"],
+        "jax_overhead_us": _paired(times["jax.jit"], times["jax compiled floor"])["median"],
+        "jax_overhead_quartiles_us": _paired(times["jax.jit"], times["jax compiled floor"])["quartiles"],
         "before_pjrt_us": before_pjrt,
-        "target_us": target_us(count), "meets_target": overhead * 1e6 <= target_us(count),
+        "target_us": target_us(count), "meets_target": overhead["median"] <= target_us(count),
         "check": float(np.asarray(state["meshir"][names[0]])[0, 0]) == float(
             np.asarray(state["jax.jit"][0])[0, 0]),
     }
+
+
+def _paired(times, floor) -> dict:
+    """Median and quartiles (µs) of the per-round differences `times[i] - floor[i]`."""
+    diffs = [(a - b) * 1e6 for a, b in zip(times, floor)]
+    q1, _, q3 = statistics.quantiles(diffs, n=4)
+    return {"median": statistics.median(diffs), "quartiles": [q1, q3]}
 
 
 def _best_us(call, number: int = 50, repeat: int = 7) -> float:
@@ -172,11 +188,12 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "",
         "N arguments `[16, 8]` split over x, results `w + 1` donated and fed back; medians of interleaved "
         "calls (µs). Overhead = MeshIR's public call − PJRT running the same executable on the same arrays "
-        "(target 50 µs + 1 µs per argument); jax's = jax.jit − jax's executable run the same direct way. "
+        "(target 50 µs + 1 µs per argument); jax's = jax.jit − jax's executable run the same direct way; "
+        "both the median of per-round differences, [quartiles] below the table. "
         "`+ numpy`: one more argument, a fresh NumPy array each call, against PJRT running that program with the "
         "array already on the devices. Only the call is timed (until its results are ready), not the loop around it. "
-        "*Before PJRT*: the best time of MeshIR's binding, checks and placement alone (no execution), the steady "
-        "part of the overhead.",
+        "*Before PJRT*: the best time of MeshIR's Python work in front of jax's C++ dispatch (binding, the "
+        "deleted-array and donation checks; no execution), the steady part of the overhead.",
         "",
         "| args | MeshIR | MeshIR + numpy | PJRT | jax.jit | jax floor | MeshIR overhead | target | "
         "overhead + numpy | jax.jit overhead | MeshIR before PJRT (+ numpy) |",
@@ -190,6 +207,10 @@ def markdown(meta: dict, records: list[dict]) -> str:
             f"{r['target_us']:.0f} {'met' if r['meets_target'] else 'MISSED'} | {r['overhead_with_numpy_us']:.0f} | "
             f"{r['jax_overhead_us']:.0f} | {r['before_pjrt_us']['arrays']:.0f} "
             f"({r['before_pjrt_us']['arrays + numpy']:.0f}) |")
+    lines += ["", "Quartiles of the per-round differences (µs):", ""]
+    for r in records:
+        mq, jq = r["overhead_quartiles_us"], r["jax_overhead_quartiles_us"]
+        lines.append(f"- {r['arguments']} arguments: MeshIR [{mq[0]:.0f}, {mq[1]:.0f}], jax.jit [{jq[0]:.0f}, {jq[1]:.0f}]")
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,8 @@ Construction checks the module against the signature, compiles for the mesh's de
 checks the compiled layouts; calls bind and place the arguments (fast_path.py for a
 structure seen before, arguments.py's full checks otherwise), run, and hand each result's
 per-device buffers to jax's result handlers, which make one jax.Array with the result's
-NamedSharding. Everything that could make devices wait on each other (a missing argument, a
+NamedSharding. A call whose arguments needed nothing but moving to the devices is handed to
+jax.jit's C++ dispatch, which repeats it without Python for arguments of the same signature. Everything that could make devices wait on each other (a missing argument, a
 buffer on the wrong device, a donated buffer passed twice) is settled before PJRT runs
 anything. docs/runtime.md states the contract.
 """
@@ -23,7 +24,7 @@ from .arguments import place_arguments, wide_types, x64_scope
 from .devices import SharedAvals, SharedShardings, jax_mesh, shard_shape
 from .donation import check_donated_buffers, donation_aliases
 from .entry import prepare_entry
-from .fast_path import FastPath
+from .fast_path import FastPath, HostArrayNotExact, shard_host_array
 from .pjrt import check_compiled_shardings, compile_for_devices
 from .runtime_report import runtime_report
 
@@ -67,6 +68,7 @@ class Executable:
                 list(map(avals.of, signature.result_types, self.out_shardings)), self.out_shardings)
             self._fast = FastPath(signature, self.in_shardings,
                                   list(map(avals.of, signature.arg_types, self.in_shardings)))
+        self._cpp = jp.cpp_dispatcher(signature.function, self._cache_miss, shard_host_array)
 
     @reports_at_call_site
     def __call__(self, *args, **kwargs):
@@ -76,15 +78,31 @@ class Executable:
         Returns a jax.Array with the result's NamedSharding, or a tuple for several results.
         The contract (fast path, checked path, donation) is docs/runtime.md's.
         """
-        with x64_scope(self._wide):
-            results = jp.execute(self._loaded, self._placed(args, kwargs), self._result_handlers)
-        return results[0] if len(results) == 1 else tuple(results)
-
-    def _placed(self, args: tuple, kwargs: dict) -> list:
-        """The arguments bound, checked and on the devices: all a call does before PJRT runs."""
         values = self._fast.bind(args, kwargs)
         if values is None:
             values = bind_arguments(self.signature, args, kwargs)
+        with x64_scope(self._wide):
+            if self._cpp is not None and not jp.jit_disabled() and self._fast.dispatchable(values, bool(self._donated_indices)):
+                try:
+                    return self._cpp(*values)
+                except HostArrayNotExact:
+                    pass
+            return self._run(values)
+
+    def _run(self, values):
+        """One call in Python: place the arguments, run, make the results."""
+        results = jp.execute(self._loaded, self._placed(values), self._result_handlers)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _cache_miss(self, *values):
+        """jax's C++ dispatch calling back for a signature it has no entry for: run in Python,
+        and let it repeat the call alone when the arguments needed no conversion."""
+        repeatable = self._fast.repeatable(values)  # before the run deletes donated arrays
+        results = self._run(values)
+        return results, jp.fastpath_data(self._loaded, results, self.in_shardings) if repeatable else None, False
+
+    def _placed(self, values) -> list:
+        """The bound arguments checked and on the devices: all a call does before PJRT runs."""
         placed = self._fast.place(values)
         if placed is None:
             placed = place_arguments(self.signature, self.in_shardings, values)

@@ -10,6 +10,10 @@ arrays found in one pass, host arrays of the exact dtype and shape passed throug
 and everything from the host put on the devices in one batched transfer (jax.jit's own). Its cost per
 argument is a few attribute reads in C loops; anything it does not recognise goes to the
 checked path (`arguments.py`), which gives the same results and the located errors.
+
+It also decides which calls jax.jit's C++ dispatch may take over (`dispatchable`, `repeatable`,
+`shard_host_array`; see executable.py): a call that passed these checks once may run again
+without Python whenever its arguments have the same avals and shardings.
 """
 from __future__ import annotations
 
@@ -26,6 +30,22 @@ from .arguments import prepare_argument
 
 _AVAL, _SHARDING = attrgetter("aval"), attrgetter("sharding")
 _IS_DELETED = methodcaller("is_deleted")
+
+
+class HostArrayNotExact(Exception):
+    """A host array that jax's C++ dispatch would convert (float64 to float32, int64 to int32):
+    the call goes to the checked path, which converts only values that fit."""
+
+
+def shard_host_array(value, sharding, layout):
+    """jax's C++ dispatch's hook for an argument that is not a jax.Array: a NumPy array of
+    exactly the dtype of the cached call it matched (its dtype is jax's canonical one) goes
+    to the devices unconverted; anything else raises HostArrayNotExact."""
+    del layout  # default layouts only (see jp.fastpath_data)
+    if (type(value) is np.ndarray or isinstance(value, np.generic)) and \
+            value.dtype == jax.dtypes.canonicalize_dtype(value.dtype):
+        return jp.put_host_arrays([value], [sharding])[0]
+    raise HostArrayNotExact(type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -69,13 +89,40 @@ class FastPath:
             return None
         return (values,) if self.count == 1 else values
 
-    def place(self, values) -> list | None:
-        """The arguments on the devices, or None when a jax.Array among them is not already
-        laid out as the program wants (or is deleted): the checked path handles that call."""
+    def dispatchable(self, values, donating: bool) -> bool:
+        """Whether jax's C++ dispatch may run this call: only jax.Arrays and NumPy values, no
+        jax.Array deleted (PJRT would crash on one: jax's own dispatch does not check arrays
+        that were donated), and, when the program donates, no array passed twice."""
+        plan = self._plan_of(values)
+        if plan.checked:
+            return False
+        arrays = values if plan.all_on_devices else [values[i] for i in plan.on_devices]
+        if any(map(_IS_DELETED, arrays)):
+            return False
+        return not donating or len(set(map(id, values))) == len(values)
+
+    def repeatable(self, values) -> bool:
+        """Whether this call's arguments need nothing but moving to the devices: jax.Arrays
+        laid out as the program wants, NumPy arrays of the exact dtype and shape. jax's C++
+        dispatch may then repeat it for any arguments with the same signature."""
+        plan = self._plan_of(values)
+        if plan.checked or not self._laid_out([values[i] for i in plan.on_devices], plan):
+            return False
+        return all((type(values[i]) is np.ndarray or isinstance(values[i], np.generic))
+                   and values[i].dtype == self.dtypes[i] and values[i].shape == self.shapes[i]
+                   for i in plan.from_host)
+
+    def _plan_of(self, values) -> CallPlan:
         structure = tuple(map(type, values))
         plan = self._plans.get(structure)
         if plan is None:
             plan = self._plans[structure] = self._plan(structure)
+        return plan
+
+    def place(self, values) -> list | None:
+        """The arguments on the devices, or None when a jax.Array among them is not already
+        laid out as the program wants (or is deleted): the checked path handles that call."""
+        plan = self._plan_of(values)
         if plan.all_on_devices:
             if not self._laid_out(values, plan):
                 return None

@@ -2,8 +2,10 @@
 
 `test/python/test_jax_private.py` smoke-tests each name below.
 """
+from jax._src import config as _config
+from jax._src import tree_util as _tree_util
 from jax._src.interpreters import pxla
-from jax._src.lib import xla_client
+from jax._src.lib import _jax, xla_client
 from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func, sdy, stablehlo  # noqa: F401  (re-exported)
@@ -130,3 +132,44 @@ def compiled_executable_and_handlers(compiled):
     outs = jax.tree.leaves(compiled.out_info)
     avals = [abstract_array(o.shape, o.dtype, o.sharding) for o in outs]
     return compiled._executable.xla_executable, result_handlers(avals, [o.sharding for o in outs])
+
+
+# -- jax.jit's C++ dispatch, reused for a MeshIR executable ------------------------------------
+#: The fields of pxla.MeshExecutableFastpathData this module fills (jax 0.10).
+_FASTPATH_FIELDS = ("xla_executable", "out_pytree_def", "in_shardings", "out_shardings", "out_avals",
+                    "out_committed", "kept_var_bitvec", "in_device_local_layouts", "const_args")
+
+
+def cpp_dispatcher(name: str, cache_miss, shard_host_array):
+    """jax.jit's C++ dispatch around one LoadedExecutable (what `jax.stages.Compiled` calls
+    go through), or None where this jax's differs from the one this was written for.
+
+    Called with positional jax.Arrays and NumPy arrays, it computes their signature (avals,
+    shardings) in C++ and, when an earlier call of that signature returned `fastpath_data`,
+    runs the executable without Python; otherwise it calls `cache_miss(*args)`, which must
+    return `(results, fastpath_data or None, False)`. It calls `shard_host_array(x, sharding,
+    layout)` for each argument that is not a jax.Array.
+    """
+    if getattr(pxla.MeshExecutableFastpathData, "_fields", None) != _FASTPATH_FIELDS:
+        return None
+    try:
+        return _jax.pjit(name, None, cache_miss, [], [], pxla.JitGlobalCppCacheKeys(),
+                         _tree_util.dispatch_registry, shard_host_array)
+    except TypeError:
+        return None
+
+
+def fastpath_data(executable, results, in_shardings):
+    """What `cpp_dispatcher`'s C++ side needs to run `executable` again without Python:
+    `results` (a jax.Array or a tuple of them, committed, as the call returned them) give
+    the output structure, avals and shardings; every parameter is kept, default layouts."""
+    flat, treedef = _tree_util.dispatch_registry.flatten(results, None)
+    count = len(in_shardings)
+    return pxla.MeshExecutableFastpathData(
+        executable, treedef, list(in_shardings), [r.sharding for r in flat], [r.aval for r in flat],
+        [True] * len(flat), [True] * count, [None] * count, [])
+
+
+def jit_disabled() -> bool:
+    """Whether `jax.disable_jit()` is in force (jax's C++ dispatch then refuses to run)."""
+    return _config.disable_jit.value

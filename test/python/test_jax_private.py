@@ -80,6 +80,29 @@ def test_runtime_helpers_backend_started_execute_and_result_handlers():
     (tripled,) = jp.execute(loaded, [placed], handlers)
     np.testing.assert_array_equal(np.asarray(tripled), [0.0, 3.0, 6.0, 9.0])
 
+    # jax.jit's C++ dispatch around the same executable: one miss, then C++ alone
+    misses = []
+
+    def cache_miss(*args):
+        misses.append(args)
+        arrays = [a if isinstance(a, jax.Array) else jp.put_host_arrays([a], [split])[0] for a in args]
+        (result,) = jp.execute(exe, arrays, jp.result_handlers([aval], [split]))
+        return result, jp.fastpath_data(exe, result, [split]), False
+
+    dispatch = jp.cpp_dispatcher("main", cache_miss, lambda x, sharding, layout: jp.put_host_arrays([x], [sharding])[0])
+    assert dispatch is not None, "jax's private dispatch changed: MeshIR would fall back to Python calls"
+    out = placed
+    for _ in range(3):
+        out = dispatch(out)
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 8.0, 16.0, 24.0])
+    assert len(misses) == 1 and out.sharding == split
+    for _ in range(2):  # a miss, then a hit that puts the NumPy array on the devices by the hook
+        np.testing.assert_array_equal(np.asarray(dispatch(np.ones(4, np.float32))), [2.0] * 4)
+    assert len(misses) == 2
+    assert not jp.jit_disabled()
+    with jax.disable_jit():
+        assert jp.jit_disabled()
+
 
 def test_dialect_python_module_is_found_without_an_import_search():
     import meshir.dialect.ops  # noqa: F401  (registers the mtf module)
