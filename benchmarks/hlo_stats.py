@@ -6,7 +6,7 @@ instruction (and the `-start` halves of their async forms; `-done` halves are sk
 parsed for its result shape, its operands' shapes (looked up by name in the same
 computation) and its replica groups (`{{0,1},{2,3}}`, the iota form `[4,2]<=[2,4]T(1,0)`, or
 `{}` = all partitions). Bytes per device use the ring formulas of MeshIR's planner
-(transforms/collectives/costs.py), with B the bytes of one device's operand and n the
+(transforms/cost_model.py), with B the bytes of one device's operand and n the
 group size:
 
     all-reduce          2 (n-1)/n B
@@ -23,7 +23,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from meshir.transforms.collectives.costs import ring_bytes
+from meshir.transforms.cost_model import ring_bytes
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 
@@ -138,7 +138,7 @@ class HloCollective:
 
 
 def collective_bytes(kind: str, operand_bytes: int, n: int, sends: bool = True) -> int:
-    """Bytes one device sends: MeshIR's own ring formulas (transforms/collectives/costs.py)."""
+    """Bytes one device sends: MeshIR's own ring formulas (transforms/cost_model.py)."""
     if kind not in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"):
         raise ValueError(kind)
     if kind == "collective-permute" and not sends:

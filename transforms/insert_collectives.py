@@ -16,6 +16,7 @@ docs/partitioning.md, checked by `partitioned.verify_partitioned`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
@@ -28,9 +29,9 @@ from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
-from .collectives.costs import collective_bytes
 from .collectives.reshard_plan import plan_reshard
-from .registry import IRForm, ModulePass, register_pass
+from .cost_model import CostModel, collective_bytes
+from .registry import IRForm, ModulePass, option, register_pass
 
 #: What this pass establishes and `mtf-lower-to-stablehlo{mode=explicit}` needs; the pass
 #: manager checks it once, between the two (docs/partitioning.md).
@@ -42,19 +43,33 @@ PARTITIONED = IRForm("partitioned", verify_partitioned)
 class InsertCollectivesPass(ModulePass):
     NAME = "mtf-insert-collectives"
     SUMMARY = "Turn reshards and pending reductions into collectives so every op runs on local shards"
+    objective: Literal["bytes", "time"] = option(
+        "bytes", "what the reshard planner minimises: bytes per device, or α–β time by the links")
+    links: tuple[str, ...] = option(
+        (), "α–β link of each mesh axis for objective=time, as axis:latency_s:bytes_per_s (e.g. x:1e-5:1e9)")
 
     def output_form(self) -> IRForm:
         return PARTITIONED
 
+    def cost_model(self) -> CostModel:
+        return CostModel.from_options(self.objective, self.links)
+
+    @classmethod
+    def with_model(cls, model: CostModel) -> "InsertCollectivesPass":
+        """The pass planning by `model` (its options spelled as text, exactly)."""
+        return cls(objective=model.objective, links=tuple(
+            f"{axis}:{link.latency_s!r}:{link.bytes_per_s!r}" for axis, link in model.links))
+
     def apply(self, module_op) -> None:
         meshes = module_meshes(module_op)
+        model = self.cost_model()
         for fn in defined_functions(module_op):
             if not is_mtf_function(fn):
                 continue  # plain StableHLO (or other) functions have nothing to partition
             mesh = function_mesh(fn, meshes)
             if mesh is not None:
                 with fn.context:
-                    _FunctionRewriter(fn, mesh.shape).run()
+                    _FunctionRewriter(fn, mesh.shape, model).run()
 
 
 def is_mtf_value(value) -> bool:
@@ -67,8 +82,8 @@ def _type(value) -> TensorType:
 
 
 class _FunctionRewriter:
-    def __init__(self, fn, mesh_shape):
-        self.fn, self.mesh = fn, mesh_shape
+    def __init__(self, fn, mesh_shape, model: CostModel):
+        self.fn, self.mesh, self.model = fn, mesh_shape, model
         self.reduced: dict = {}  # pending value -> its all-reduced value
 
     def run(self) -> None:
@@ -106,7 +121,7 @@ class _FunctionRewriter:
     def _emit_steps(self, value, target: TensorType, before, loc, ip=None):
         """Collectives from `value`'s type to `target`, inserted before `before` (or at `ip`)."""
         ip = ip or ir.InsertionPoint(before)
-        for step in plan_reshard(_type(value), target, self.mesh):
+        for step in plan_reshard(_type(value), target, self.mesh, self.model):
             attrs = {k: to_attribute(v) for k, v in step.attributes.items()}
             attrs["bytes_per_device"] = to_attribute(step.bytes_per_device)
             op = OP_CLASSES["mtf." + step.kind](step.result, [value], attrs, loc=loc, ip=ip)

@@ -1,24 +1,37 @@
-"""Plan the collectives that turn one layout into another: the cheapest sequence first.
+"""Plan the collectives that turn one layout into another: a shortest-path search.
 
-A step changes the source type one collective at a time, so every intermediate type is
-legal (one axis per tensor) and verifies. Order of preference:
+A value's layout on the mesh (each dim's ordered mesh axes, plus the pending reduction axes)
+is a state; each collective that applies to it is an edge to the state its `result_of`
+gives, priced by the cost model (transforms/cost_model.py: bytes per device by default, or
+α–β time when asked). Dijkstra's search from the source finds the cheapest sequence to the
+target; ties go to fewer collectives, then to the first in a fixed order of edges, so plans
+are deterministic. Every intermediate state is a legal type (one use per axis, each split
+dividing its dim), so every emitted op verifies.
 
-1. pending reductions that the target splits onto a dim: `reduce_scatter` (each device
-   receives only its block); the remaining pending axes: one `all_reduce`;
-2. a dim whose axes become other axes of equal size, unused elsewhere: `collective_permute`;
-3. an axis leaving one dim for another: `all_to_all`;
-4. an axis to add while it is free: `all_slice` (sends nothing, and shrinks every later step);
-5. an axis that must go: `all_gather` (minor-most first).
+Edges from a state (the mesh's axes only, never pending axes the target keeps):
+
+- `all_reduce` over any non-empty set of the pending axes the target does not keep;
+- `reduce_scatter` of such axes (in any order) onto any dim where they are free;
+- `all_gather` of a dim's k minor-most axes;
+- `all_slice` of free axes (any order) onto any dim;
+- `all_to_all` of a dim's k minor-most axes onto any other dim (several axes at once);
+- `collective_permute` to any other layout with the same shard shape on every dim (the same
+  axes moving between dims, or a dim's axes reordered).
+
+Searches are cached per (source, target, mesh, cost model): a model's layers repeat them.
 """
 from __future__ import annotations
 
+import functools
+import heapq
+import itertools
 from dataclasses import dataclass
 
-from meshir.dialect.diagnostics import MeshIRError
+from meshir.dialect.diagnostics import MeshIRError, VerifyError
 from meshir.dialect.ops import OP_CLASSES
-from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.tensor_type import TensorType, TypeContentError
 
-from .costs import collective_bytes, group_size
+from ..cost_model import BYTES, Cost, CostModel, group_size
 
 
 @dataclass(frozen=True)
@@ -32,99 +45,165 @@ class Step:
     bytes_per_device: int
 
 
+def plan_reshard(source: TensorType, target: TensorType, mesh_shape: dict[str, int],
+                 model: CostModel = BYTES) -> list[Step]:
+    """The cheapest steps from `source` to `target` (same names, sizes and element type)."""
+    mesh = tuple(mesh_shape.items())
+    return list(_plan(_normal(source), _normal(target), mesh, model))
+
+
+def plan_cost(steps: list[Step], mesh_shape: dict[str, int], model: CostModel = BYTES) -> Cost:
+    """The total cost of `steps` under `model`."""
+    total = Cost()
+    for step in steps:
+        total = total + model.collective(step.kind, step.source, _step_axes(step), mesh_shape)
+    return total
+
+
+def _normal(t: TensorType) -> TensorType:
+    """`t` with free dims (no layout) as replicated ones: a reshard moves concrete layouts."""
+    if all(d.axes is not None for d in t.dims):
+        return t
+    return t.with_layout({d.name: () for d in t.dims if d.axes is None})
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(source: TensorType, target: TensorType, mesh: tuple, model: CostModel) -> tuple[Step, ...]:
+    mesh_shape = dict(mesh)
+    if source == target:
+        return ()
+    if [a for a in target.partial if a not in source.partial] or (
+            source.partial and target.partial and source.partial_reduction != target.partial_reduction):
+        raise MeshIRError(f"cannot create pending reductions: {source} -> {target}")
+    # Dijkstra: entries (key, order, state, steps); `order` breaks ties by insertion, which
+    # follows the fixed edge order, so the first cheapest plan found is always the same.
+    counter = itertools.count()
+    start = _state(source)
+    bound = model.key(_gather_then_slice_cost(source, target, mesh_shape, model))
+    best = {start: (model.key(Cost()), ())}
+    frontier = [(model.key(Cost()), next(counter), source, Cost(), ())]
+    done = set()
+    while frontier:
+        key, _, current, cost, steps = heapq.heappop(frontier)
+        state = _state(current)
+        if state in done:
+            continue
+        done.add(state)
+        if state == _state(target):
+            return steps
+        for kind, attrs in _edges(current, target, mesh_shape):
+            try:
+                result = OP_CLASSES["mtf." + kind].result_of(current, attrs)
+                result.local_shape(mesh_shape)  # each split divides its dim
+            except (VerifyError, TypeContentError):
+                continue
+            step_cost = model.collective(kind, current, _axes_of(kind, attrs, current, result), mesh_shape)
+            total = cost + step_cost
+            new_key, new_state = model.key(total), _state(result)
+            if new_key > bound or new_state in done or (new_state in best and best[new_state][0] <= new_key):
+                continue
+            step = Step(kind, {k: v for k, v in attrs.items() if k != "layout"}, current, result,
+                        step_cost.bytes_per_device)
+            best[new_state] = (new_key, steps)
+            heapq.heappush(frontier, (new_key, next(counter), result, total, steps + (step,)))
+    raise MeshIRError(f"cannot plan a reshard from {source} to {target}")
+
+
+def _gather_then_slice_cost(source: TensorType, target: TensorType, mesh_shape, model: CostModel) -> Cost:
+    """The cost of one plan that always works (complete the pending axes the target does not
+    keep, gather every dim, slice to the target): no optimal plan costs more, so the search
+    never looks past it."""
+    current, total = source, Cost()
+    removable = tuple(a for a in source.partial if a not in target.partial)
+    if removable:
+        total = total + model.collective("all_reduce", current, removable, mesh_shape)
+        current = current.with_partial(tuple(a for a in current.partial if a not in removable))
+    for d in current.names:
+        axes = _axes(current, d)
+        if axes:
+            total = total + model.collective("all_gather", current, axes, mesh_shape)
+            current = current.with_layout({d: ()})
+    return total + Cost(0, sum(1 for d in target.names if _axes(target, d)))
+
+
+def _state(t: TensorType):
+    return tuple(d.axes or () for d in t.dims), t.partial
+
+
 def _axes(t: TensorType, dim: str) -> tuple[str, ...]:
     return t.dim(dim).axes or ()
 
 
-def _is_prefix(a: tuple, b: tuple) -> bool:
-    return b[: len(a)] == a
+def _axes_of(kind: str, attrs: dict, source: TensorType, result: TensorType) -> tuple[str, ...]:
+    if "axes" in attrs:
+        return tuple(attrs["axes"])
+    # a permute: the axes of the dims it changes
+    return tuple(a for d in source.names if _axes(source, d) != _axes(result, d) for a in _axes(source, d))
 
 
-def plan_reshard(source: TensorType, target: TensorType, mesh_shape: dict[str, int]) -> list[Step]:
-    """Steps from `source` to `target` (same names, sizes and element type)."""
-    steps: list[Step] = []
-    current = source
-
-    def emit(kind, attrs, layout=None):
-        """Append collective `kind`; its result type is the collective's own `result_of`
-        (a permute's target layout is chosen here, so it is passed as `layout`)."""
-        nonlocal current
-        result = OP_CLASSES["mtf." + kind].result_of(current, {**attrs, "layout": layout or {}})
-        axes = attrs.get("axes", ())
-        cost = collective_bytes(kind, current, axes if axes else _changed_axes(current, result), mesh_shape)
-        steps.append(Step(kind, attrs, current, result, cost))
-        current = result
-
-    _plan_partial(current, target, emit, lambda: current)
-    for _ in range(4 * (len(mesh_shape) + 1) * max(len(source.dims), 1)):
-        if current.layout == target.layout:
-            return steps
-        step = (_permute_step(current, target, mesh_shape) or _all_to_all_step(current, target)
-                or _slice_step(current, target) or _gather_step(current, target))
-        if step is None:
-            break
-        emit(*step)
-    raise MeshIRError(f"cannot plan a reshard from {source} to {target}")
+def _step_axes(step: Step) -> tuple[str, ...]:
+    return _axes_of(step.kind, step.attributes, step.source, step.result)
 
 
-def _changed_axes(a: TensorType, b: TensorType) -> tuple[str, ...]:
-    return tuple(x for d in a.names for x in (_axes(a, d) if _axes(a, d) != _axes(b, d) else ()))
+def _orderings(axes, max_len: int | None = None):
+    """Every non-empty ordered selection of distinct `axes` (shortest first)."""
+    top = len(axes) if max_len is None else min(max_len, len(axes))
+    for k in range(1, top + 1):
+        yield from itertools.permutations(axes, k)
 
 
-def _plan_partial(current, target, emit, now) -> None:
-    if current.partial == target.partial:
-        return
-    left = [a for a in current.partial if a not in target.partial]
-    if [a for a in target.partial if a not in current.partial]:
-        raise MeshIRError(f"cannot create pending reductions: {current} -> {target}")
-    reduction = current.partial_reduction
-    for axis in list(left):
-        t = now()
-        for d in t.names:
-            want, have = _axes(target, d), _axes(t, d)
-            used = set(t.used_axes_list()) - {axis}
-            if _is_prefix(have + (axis,), want) and axis not in used:
-                emit("reduce_scatter", {"reduction": reduction, "dim": d, "axes": (axis,)})
-                left.remove(axis)
-                break
-    if left:
-        emit("all_reduce", {"reduction": reduction, "axes": tuple(left)})
-
-
-def _permute_step(current, target, mesh_shape):
-    for d in current.names:
-        have, want = _axes(current, d), _axes(target, d)
-        others = {a for n in current.names if n != d for a in _axes(current, n)} | set(current.partial)
-        if (have and want and have != want and len(have) == len(want)
-                and group_size(have, mesh_shape) == group_size(want, mesh_shape) and not set(want) & others):
-            return "collective_permute", {}, {d: want}
-    return None
-
-
-def _all_to_all_step(current, target):
-    for s in current.names:
-        have = _axes(current, s)
-        if not have or _is_prefix(have, _axes(target, s)):
-            continue
-        axis = have[-1]
-        for t in current.names:
-            if t != s and _is_prefix(_axes(current, t) + (axis,), _axes(target, t)):
-                return "all_to_all", {"src_dim": s, "dst_dim": t, "axes": (axis,)}
-    return None
-
-
-def _gather_step(current, target):
-    for d in current.names:
-        have = _axes(current, d)
-        if have and not _is_prefix(have, _axes(target, d)):
-            return "all_gather", {"dim": d, "axes": (have[-1],)}
-    return None
-
-
-def _slice_step(current, target):
+def _edges(current: TensorType, target: TensorType, mesh_shape: dict[str, int]):
+    """(kind, attributes) of every collective the search tries from `current`."""
+    names = current.names
     used = set(current.used_axes_list())
-    for d in current.names:
-        have, want = _axes(current, d), _axes(target, d)
-        if len(want) > len(have) and _is_prefix(have, want) and want[len(have)] not in used:
-            return "all_slice", {"dim": d, "axes": (want[len(have)],)}
-    return None
+    free = [a for a in mesh_shape if a not in used]
+    removable = [a for a in current.partial if a not in target.partial]
+    reduction = current.partial_reduction
+    for k in range(1, len(removable) + 1):
+        for axes in itertools.combinations(removable, k):
+            yield "all_reduce", {"reduction": reduction, "axes": axes}
+    for axes in _orderings(removable):
+        for d in names:
+            yield "reduce_scatter", {"reduction": reduction, "dim": d, "axes": axes}
+    for d in names:
+        have = _axes(current, d)
+        for k in range(1, len(have) + 1):
+            yield "all_gather", {"dim": d, "axes": have[len(have) - k:]}
+    for axes in _orderings(free):
+        for d in names:
+            yield "all_slice", {"dim": d, "axes": axes}
+    for s in names:
+        have = _axes(current, s)
+        for k in range(1, len(have) + 1):
+            for t in names:
+                if t != s:
+                    yield "all_to_all", {"src_dim": s, "dst_dim": t, "axes": have[len(have) - k:]}
+    for layout in _same_shard_layouts(current, mesh_shape):
+        yield "collective_permute", {"layout": layout}
+
+
+def _same_shard_layouts(current: TensorType, mesh_shape: dict[str, int]):
+    """Every other layout of `current`'s dims with the same split factor on each dim, from the
+    axes its dims use (a permute re-maps shards; it cannot split or gather)."""
+    names = current.names
+    pool = [a for d in names for a in _axes(current, d)]
+    if not pool:
+        return
+    factors = [group_size(_axes(current, d), mesh_shape) for d in names]
+    original = tuple(_axes(current, d) for d in names)
+
+    def assign(i: int, left: tuple[str, ...]):
+        if i == len(names):
+            if not left:
+                yield ()
+            return
+        options = [()] if factors[i] == 1 else []
+        options += [p for p in _orderings(left) if group_size(p, mesh_shape) == factors[i]]
+        for choice in options:
+            rest = tuple(a for a in left if a not in choice)
+            for tail in assign(i + 1, rest):
+                yield (choice,) + tail
+
+    for layout in assign(0, tuple(pool)):
+        if layout != original:
+            yield dict(zip(names, layout))

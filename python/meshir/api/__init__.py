@@ -20,11 +20,12 @@ from .shape_ops import *  # noqa: F401,F403
 from .tensor import Tensor  # noqa: F401
 from .train import TrainStep, init_optimizer_state, train_step  # noqa: F401
 from .visualize import visualize  # noqa: F401
+from meshir.transforms.cost_model import AxisLink, CostModel  # noqa: F401,E402
 
 _OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, shape_ops)
 
 __all__ = [
-    "Adafactor", "Adam", "AdamW", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program",
+    "Adafactor", "Adam", "AdamW", "AxisLink", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program",
     "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "train_step", "value_and_grad", "visualize",
     *(name for family in _OP_FAMILIES for name in family.__all__),
 ]

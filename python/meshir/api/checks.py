@@ -210,6 +210,17 @@ def mesh(x, what: str = "mesh") -> Mesh | None:
     return Mesh(x)  # its errors are located at the user's call already
 
 
+def cost_model(x, what: str = "cost_model"):
+    """The reshard planner's cost model: a mi.CostModel, or None for bytes per device."""
+    from meshir.transforms.cost_model import BYTES, CostModel
+
+    if x is None:
+        return BYTES
+    if not isinstance(x, CostModel):
+        raise _type_error(what, "a mi.CostModel (or None)", x)
+    return x
+
+
 def module_of(obj, what: str):
     """The MLIR module of a Program, GradientProgram, TrainStep or module."""
     module = getattr(obj, "module", obj)

@@ -27,7 +27,7 @@ from .compile_report import CompileReport
 
 @reports_at_call_site
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
-            mode: str = EXPLICIT, function: str | None = None, donate=None):
+            mode: str = EXPLICIT, function: str | None = None, donate=None, cost_model=None):
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
     with PJRT.
 
@@ -36,7 +36,9 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
     whose buffers the results may reuse, or True for every argument with a result of the same
     name, type and layout (a `mi.train_step`'s parameters and optimizer state); calls then
-    consume those arguments (see `Executable`). Returns an Executable;
+    consume those arguments (see `Executable`). `cost_model`: what the reshard planner
+    minimises (`mi.CostModel`: bytes per device by default, or α–β time with per-axis
+    `mi.AxisLink`s). Returns an Executable;
     its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
@@ -61,7 +63,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     start = time.perf_counter()
     passes = [PropagateShardingPass(rules=rules)]
     if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
-        passes.append(InsertCollectivesPass())
+        passes.append(InsertCollectivesPass.with_model(checks.cost_model(cost_model)))
     # mtf-canonicalize once every layout is decided: merging equal ops and erasing dead ones
     # (collectives included) can then only lower the work and the bytes sent (docs/decisions.md).
     passes.append(CanonicalizePass())

@@ -1,0 +1,157 @@
+"""The one cost model (DESIGN.md §7): what a collective costs, per device, in bytes and in time.
+
+The reshard planner, `mtf-insert-collectives` (each collective's `bytes_per_device`) and the
+reports call only this module; nothing else estimates cost.
+
+**Bytes** (ring algorithms over a group of n devices, from the operand's shard; the formula
+of docs/partitioning.md): an all_gather sends (n-1) shards, an all_reduce 2(n-1)/n of the
+shard, a reduce_scatter and an all_to_all (n-1)/n; all_slice sends nothing; a
+collective_permute sends the whole shard.
+
+**Time** (α–β, per mesh axis): a collective over axes whose links have latency α and
+bandwidth β takes `steps·α + bytes/β`, with the ring's step count (n-1 for all_gather,
+reduce_scatter and all_to_all, 2(n-1) for all_reduce, 1 for a permute). Over several axes it
+goes at its slowest link (largest α, smallest β). A user who says that `x` is slow
+(inter-host) and `y` fast gets plans that may send more bytes over `y` to send fewer over
+`x`: `CostModel(objective="time", links={"x": AxisLink(...), ...})`.
+
+`Cost` has slots for FLOPs and memory per device, which the paper-scale and auto-layout work
+fill (`flops_per_device`, `memory_per_device`); a collective has neither.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from meshir.dialect.diagnostics import MeshIRValueError
+from meshir.dialect.tensor_type import TensorType
+
+OBJECTIVES = ("bytes", "time")
+
+
+@dataclass(frozen=True)
+class AxisLink:
+    """The link of one mesh axis: latency per ring step (seconds), bandwidth (bytes/second)."""
+
+    latency_s: float
+    bytes_per_s: float
+
+    def __post_init__(self):
+        if not (self.latency_s >= 0 and self.bytes_per_s > 0):
+            raise MeshIRValueError(f"an axis link needs latency >= 0 and bandwidth > 0, got {self}")
+
+
+#: The link of an axis the user did not describe: one order of magnitude of an accelerator
+#: interconnect (10 µs per step, 10 GB/s). Only ratios between axes change a plan.
+DEFAULT_LINK = AxisLink(latency_s=1e-5, bytes_per_s=1e10)
+
+
+@dataclass(frozen=True, order=True)
+class Cost:
+    """What a sequence of collectives costs per device. Ordered by bytes, then count."""
+
+    bytes_per_device: int = 0
+    collectives: int = 0
+    seconds: float = 0.0
+    #: Slots for the compute and memory estimates (paper-scale and auto-layout issues).
+    flops_per_device: int | None = field(default=None, compare=False)
+    memory_per_device: int | None = field(default=None, compare=False)
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return Cost(self.bytes_per_device + other.bytes_per_device, self.collectives + other.collectives,
+                    self.seconds + other.seconds)
+
+
+def shard_bytes(t: TensorType, mesh_shape: dict[str, int]) -> int:
+    """Bytes of one device's shard of `t`."""
+    return math.prod(t.local_shape(mesh_shape)) * t.dtype.itemsize
+
+
+def group_size(axes, mesh_shape: dict[str, int]) -> int:
+    return math.prod(mesh_shape[a] for a in axes)
+
+
+def _kind(kind: str) -> str:
+    return kind.replace("-", "_")
+
+
+def ring_bytes(kind: str, shard: int, n: int) -> int:
+    """Bytes one device sends for collective `kind` (all_reduce, all_gather, ...; HLO's
+    dashed spellings too) over a group of `n` devices, its operand shard being `shard` bytes."""
+    kind = _kind(kind)
+    if kind == "all_reduce":
+        return 2 * (n - 1) * shard // n
+    if kind == "all_gather":
+        return (n - 1) * shard
+    if kind in ("reduce_scatter", "all_to_all"):
+        return (n - 1) * shard // n
+    if kind == "collective_permute":
+        return shard
+    return 0
+
+
+def ring_steps(kind: str, n: int) -> int:
+    """Latency-bound steps of collective `kind` over `n` devices (a ring)."""
+    kind = _kind(kind)
+    if kind == "all_reduce":
+        return 2 * (n - 1)
+    if kind in ("all_gather", "reduce_scatter", "all_to_all"):
+        return n - 1
+    return 1 if kind == "collective_permute" else 0
+
+
+def collective_bytes(kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> int:
+    """Bytes sent per device by collective `kind` over `axes` applied to `operand`."""
+    return ring_bytes(kind, shard_bytes(operand, mesh_shape), group_size(axes, mesh_shape))
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Prices collectives; `objective` says what the planner minimises ("bytes", the default,
+    or "time" by the α–β `links` per mesh axis). Ties go to fewer collectives."""
+
+    objective: str = "bytes"
+    links: tuple[tuple[str, AxisLink], ...] = ()
+
+    def __post_init__(self):
+        if self.objective not in OBJECTIVES:
+            raise MeshIRValueError(f"cost objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if isinstance(self.links, dict):
+            object.__setattr__(self, "links", tuple(sorted(self.links.items())))
+
+    @staticmethod
+    def from_options(objective: str, links) -> "CostModel":
+        """From pass options: `links` as `axis:latency_s:bytes_per_s` strings."""
+        parsed = {}
+        for text in links:
+            parts = text.split(":")
+            try:
+                axis, latency, bandwidth = parts[0], float(parts[1]), float(parts[2])
+                if len(parts) != 3 or not axis:
+                    raise ValueError
+            except (ValueError, IndexError):
+                raise MeshIRValueError(f"a link is axis:latency_s:bytes_per_s (e.g. x:1e-5:1e9), got '{text}'") from None
+            parsed[axis] = AxisLink(latency, bandwidth)
+        return CostModel(objective, parsed)
+
+    def link(self, axis: str) -> AxisLink:
+        return dict(self.links).get(axis, DEFAULT_LINK)
+
+    def collective(self, kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> Cost:
+        """The cost of one collective `kind` over `axes` on `operand`."""
+        n = group_size(axes, mesh_shape)
+        sent = ring_bytes(kind, shard_bytes(operand, mesh_shape), n)
+        if _kind(kind) == "all_slice":
+            return Cost(sent, 1, 0.0)
+        links = [self.link(a) for a in axes] or [DEFAULT_LINK]
+        latency, bandwidth = max(k.latency_s for k in links), min(k.bytes_per_s for k in links)
+        return Cost(sent, 1, ring_steps(kind, n) * latency + sent / bandwidth)
+
+    def key(self, cost: Cost) -> tuple:
+        """What the planner compares: the objective first, then the number of collectives."""
+        if self.objective == "time":
+            return (cost.seconds, cost.bytes_per_device, cost.collectives)
+        return (cost.bytes_per_device, cost.collectives)
+
+
+BYTES = CostModel()
