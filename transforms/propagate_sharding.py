@@ -17,6 +17,7 @@ from meshir.dialect.signature import callees_first, function_name, functions
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import TensorType
 
+from .propagation.layout_sources import call_provenance
 from .propagation.op_rules import op_rule
 from .propagation.program_values import index_function
 from .propagation.reshards import reshard_operand, rewrite_function
@@ -104,6 +105,8 @@ def _reshard_call_operands(call, callee) -> int:
     for k, t in enumerate(_callee_types(callee).inputs):
         have = call.operation.operands[k].type
         if have != t:
-            reshard_operand(call, k, TensorType.from_mlir(t))
+            need = TensorType.from_mlir(t)
+            why = call_provenance(function_name(callee), k, TensorType.from_mlir(have), need)
+            reshard_operand(call, k, need, why)
             inserted += 1
     return inserted

@@ -29,6 +29,8 @@ class OpRule:
     reshapes: list[ReshapeGroup] = field(default_factory=list)
     #: Dims in no factor (`MtfOp.unlinked_dims`, taken on the types as written).
     unlinked: set[str] = field(default_factory=set)
+    #: Factors by name: an operand dim no result has is reduced over (contracted, looked up).
+    by_name: bool = False
 
 
 def op_rule(op, values: FunctionValues) -> OpRule | None:
@@ -46,6 +48,7 @@ def op_rule(op, values: FunctionValues) -> OpRule | None:
         rule.reshapes = reshape_groups(values.values[operands[0]].type, values.values[results[0]].type,
                                        operands[0], results[0])
     elif factors == "by_name":
+        rule.by_name = not changes_layout(op)
         rule.unlinked = op.unlinked_dims()
         rule.factors = _by_name(rule.unlinked, operands + results, values)
     return rule

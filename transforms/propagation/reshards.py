@@ -6,17 +6,21 @@ member, with Mesh-TensorFlow's rule enforced: factors are taken in order of the 
 layout an *operand* holds (then any member), and a later factor loses the axes an earlier one
 took — so data already in place stays, and a differing result is resharded after the op. An operand laid out otherwise is resharded before the op; a
 result whose value keeps another layout (it was written by the user) is resharded after it.
-Collective insertion then turns each `mtf.shard` into collectives.
+Collective insertion then turns each `mtf.shard` into collectives. Each reshard, and each op
+that reduces over a split dim, carries why on its location (layout_sources.py), for the
+provenance of the collectives that follow.
 """
 from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect.ops import ShardOp
+from meshir.dialect.provenance import RESHARD_KEY, Provenance, with_carried
 from meshir.dialect.signature import refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
 from meshir.dialect.layout_projection import merge_layouts, merge_prefix, split_layout
 
+from .layout_sources import op_provenance, reshard_provenance
 from .op_rules import OpRule, changes_layout
 from .program_values import FunctionValues
 from .solver import WEAKEST, Solver
@@ -121,16 +125,23 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
             wanted = _reshape_layouts(rule, values, solver, mesh.shape)
         else:
             wanted = computation_layouts(rule, solver)
+        needs = {}
         for position, vid in enumerate(rule.operands):
-            need = _with(finals[vid], vid, wanted)
+            need = needs[vid] = _with(finals[vid], vid, wanted)
             if need != finals[vid]:
-                reshard_operand(rule.op, position, need)
+                why = reshard_provenance(rule, values, solver, wanted, vid, finals[vid], need, position)
+                reshard_operand(rule.op, position, need, why)
                 inserted += 1
         for vid in rule.results:
             need = _with(finals[vid], vid, wanted)
             if need != finals[vid]:
-                _reshard_result(rule.op, values.values[vid].value, need, finals[vid])
+                why = reshard_provenance(rule, values, solver, wanted, vid, finals[vid], need, None)
+                _reshard_result(rule.op, values.values[vid].value, need, finals[vid], why)
                 inserted += 1
+        if rule.by_name:  # collective insertion reads these where it completes or gathers
+            carried = op_provenance(rule, values, solver, wanted, needs)
+            if carried:
+                rule.op.operation.location = with_carried(rule.op.location, carried)
     refresh_function_type(fn)
     return inserted
 
@@ -151,16 +162,17 @@ def _with(t: TensorType, vid: int, wanted) -> TensorType:
     return t.with_layout(layout)
 
 
-def reshard_operand(op, position: int, need: TensorType) -> None:
-    """Insert `mtf.shard {reshard = true}` before `op` on its operand `position`."""
+def reshard_operand(op, position: int, need: TensorType, why: Provenance) -> None:
+    """Insert `mtf.shard {reshard = true}` before `op` on its operand `position`, at `op`'s
+    location carrying `why` (for collective insertion)."""
     operand = op.operation.operands[position]
-    with op.location:
+    with with_carried(op.location, {RESHARD_KEY: why}):
         shard = ShardOp(need, [operand], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint(op))
     op.operation.operands[position] = shard.result
 
 
-def _reshard_result(op, value, need: TensorType, keep: TensorType) -> None:
+def _reshard_result(op, value, need: TensorType, keep: TensorType, why: Provenance) -> None:
     value.set_type(need.to_mlir())
-    with op.location:
+    with with_carried(op.location, {RESHARD_KEY: why}):
         shard = ShardOp(keep, [value], {"reshard": ir.BoolAttr.get(True)}, ip=ir.InsertionPoint.after(op))
     value.replace_all_uses_except(shard.result, shard.operation)

@@ -47,6 +47,9 @@ class Solver:
         self._reshapes_of: dict[Key, list[tuple[int, int]]] = {}
         self._queue: list = []
         self._order = itertools.count()
+        #: Each seed by the order in its strength: every layout propagated from it carries that
+        #: order, so `source` can tell which statement decided a dim (for provenance).
+        self._seeds: dict[int, Seed] = {}
         for r, rule in enumerate(rules):
             for f, members in enumerate(rule.factors):
                 for m in members:
@@ -71,6 +74,12 @@ class Solver:
     def strength(self, key: Key) -> tuple:
         got = self.fixed.get(key) or self.assigned.get(key)
         return got[1] if got else WEAKEST
+
+    def source(self, key: Key) -> Seed | None:
+        """The seed (rule, written layout or shard) a dim's layout came from; None when
+        nothing reached the dim."""
+        got = self.fixed.get(key) or self.assigned.get(key)
+        return self._seeds.get(got[1][2]) if got else None
 
     # -- solving ---------------------------------------------------------------------------
     def solve(self, fixed: list[Seed], candidates: list[Seed]) -> None:
@@ -112,7 +121,9 @@ class Solver:
             self._spread(key, legal, strength)
 
     def _seed_strength(self, seed: Seed) -> tuple:
-        return (seed.priority, -self.values.values[seed.value].size, next(self._order))
+        order = next(self._order)
+        self._seeds[order] = seed
+        return (seed.priority, -self.values.values[seed.value].size, order)
 
     def _push(self, strength, key: Key, axes) -> None:
         heapq.heappush(self._queue, (strength, next(self._order), key, tuple(axes)))
