@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.provenance import PROVENANCE_ATTR
 
 from .registry import ModulePass, register_pass
 
@@ -122,9 +123,10 @@ def _cse_key(operation) -> tuple:
 
 def _attributes(operation) -> tuple:
     """(name, attribute) pairs, sorted by name (MLIR keeps them so); attributes are uniqued,
-    so equal pairs are equal attributes."""
+    so equal pairs are equal attributes. A collective's provenance does not count: two
+    equal collectives needed for different reasons are still one (the first one's reason)."""
     attrs = operation.attributes
-    return tuple((na.name, na.attr) for na in (attrs[i] for i in range(len(attrs))))
+    return tuple((na.name, na.attr) for na in (attrs[i] for i in range(len(attrs))) if na.name != PROVENANCE_ATTR)
 
 
 def _erase_dead(block) -> bool:

@@ -10,8 +10,10 @@ Walks each function in program order after propagation:
   reduce-scattered when a reshard wants the axis split (dialect/linearity.py); one with
   several uses is reduced once and shared;
 - function results are never pending.
-Every collective records `bytes_per_device`. The output is the partitioned form of
-docs/partitioning.md, checked by `partitioned.verify_partitioned`.
+Every collective records `bytes_per_device`; with `explain=true` also why it exists
+(`mtf.provenance`, dialect/provenance.py: the op that needs it, the dims it changes, the rules
+or annotations behind each side), reported as a remark at its location. The output is the
+partitioned form of docs/partitioning.md, checked by `partitioned.verify_partitioned`.
 """
 from __future__ import annotations
 
@@ -20,15 +22,17 @@ from typing import Literal
 
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError, format_location
 from meshir.dialect.linearity import lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.ops import OP_CLASSES, is_collective
 from meshir.dialect.partitioned import verify_partitioned
+from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY, WHOLE_KEY, Provenance, carried
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
+from .collectives.provenance import completed_reduction, remark, shard_provenance, written_provenance
 from .collectives.reshard_plan import plan_reshard
 from .cost_model import CostModel, collective_bytes
 from .registry import IRForm, ModulePass, option, register_pass
@@ -47,6 +51,8 @@ class InsertCollectivesPass(ModulePass):
         "bytes", "what the reshard planner minimises: bytes per device, or α–β time by the links")
     links: tuple[str, ...] = option(
         (), "α–β link of each mesh axis for objective=time, as axis:latency_s:bytes_per_s (e.g. x:1e-5:1e9)")
+    explain: bool = option(
+        False, "record on each collective why it exists (mtf.provenance) and report it as a remark at its location")
 
     def output_form(self) -> IRForm:
         return PARTITIONED
@@ -55,21 +61,23 @@ class InsertCollectivesPass(ModulePass):
         return CostModel.from_options(self.objective, self.links)
 
     @classmethod
-    def with_model(cls, model: CostModel) -> "InsertCollectivesPass":
+    def with_model(cls, model: CostModel, explain: bool = False) -> "InsertCollectivesPass":
         """The pass planning by `model` (its options spelled as text, exactly)."""
         return cls(objective=model.objective, links=tuple(
-            f"{axis}:{link.latency_s!r}:{link.bytes_per_s!r}" for axis, link in model.links))
+            f"{axis}:{link.latency_s!r}:{link.bytes_per_s!r}" for axis, link in model.links), explain=explain)
 
-    def apply(self, module_op) -> None:
+    def apply(self, module_op) -> list[Diagnostic]:
         meshes = module_meshes(module_op)
         model = self.cost_model()
+        remarks: list[Diagnostic] = []
         for fn in defined_functions(module_op):
             if not is_mtf_function(fn):
                 continue  # plain StableHLO (or other) functions have nothing to partition
             mesh = function_mesh(fn, meshes)
             if mesh is not None:
                 with fn.context:
-                    _FunctionRewriter(fn, mesh.shape, model).run()
+                    remarks += _FunctionRewriter(fn, mesh.shape, model, self.explain).run()
+        return remarks
 
 
 def is_mtf_value(value) -> bool:
@@ -82,11 +90,14 @@ def _type(value) -> TensorType:
 
 
 class _FunctionRewriter:
-    def __init__(self, fn, mesh_shape, model: CostModel):
-        self.fn, self.mesh, self.model = fn, mesh_shape, model
+    def __init__(self, fn, mesh_shape, model: CostModel, explain: bool):
+        self.fn, self.mesh, self.model, self.explain = fn, mesh_shape, model, explain
         self.reduced: dict = {}  # pending value -> its all-reduced value
+        self.pending: dict = {}  # pending value -> the Provenance of its pending reduction
+        self.remarks: list[Diagnostic] = []
 
-    def run(self) -> None:
+    def run(self) -> list[Diagnostic]:
+        """Rewrite the function; the remarks of `explain`."""
         block = self.fn.regions[0].blocks[0]
         self._check_laid_out(block)
         for op in list(block.operations):
@@ -100,6 +111,7 @@ class _FunctionRewriter:
             elif name.startswith("mtf."):
                 self._rewrite_compute(op)
         refresh_function_type(self.fn)
+        return self.remarks
 
     def _check_laid_out(self, block) -> None:
         diags = []
@@ -118,31 +130,46 @@ class _FunctionRewriter:
             raise MeshIRError("\n".join(str(d) for d in diags), diags)
 
     # -- emitting collectives ------------------------------------------------------------
-    def _emit_steps(self, value, target: TensorType, before, loc, ip=None):
-        """Collectives from `value`'s type to `target`, inserted before `before` (or at `ip`)."""
+    def _emit_steps(self, value, target: TensorType, before, loc, ip=None, why=None):
+        """Collectives from `value`'s type to `target`, inserted before `before` (or at `ip`);
+        `why()`: their Provenance, asked for only with `explain`."""
         ip = ip or ir.InsertionPoint(before)
-        for step in plan_reshard(_type(value), target, self.mesh, self.model):
+        steps = plan_reshard(_type(value), target, self.mesh, self.model)
+        why = why() if self.explain and steps and why is not None else None
+        recorded = why.to_attribute() if why is not None else None
+        for step in steps:
             attrs = {k: to_attribute(v) for k, v in step.attributes.items()}
             attrs["bytes_per_device"] = to_attribute(step.bytes_per_device)
+            if recorded is not None:
+                attrs[PROVENANCE_ATTR] = recorded
+                self.remarks.append(remark(step.kind, step.attributes.get("axes"), step.bytes_per_device, why, loc))
             op = OP_CLASSES["mtf." + step.kind](step.result, [value], attrs, loc=loc, ip=ip)
             value = op.result
         return value
 
-    def _reduced(self, value, before, loc):
-        """`value` with its pending reduction completed (one all_reduce, shared by later uses)."""
+    def _reduced(self, value, before, loc, needed_by: str, why: str):
+        """`value` with its pending reduction completed (one all_reduce, shared by later uses);
+        `needed_by` (an op name) cannot take it pending because `why`."""
         if value not in self.reduced:
-            self.reduced[value] = self._emit_steps(value, _type(value).without_partial(), before, loc)
+            self.reduced[value] = self._emit_steps(
+                value, _type(value).without_partial(), before, loc,
+                why=lambda: completed_reduction(self.pending.get(value), needed_by, why, _type(value)))
         return self.reduced[value]
 
     # -- per op ----------------------------------------------------------------------------
     def _rewrite_return(self, op) -> None:
         for k, v in enumerate(op.operation.operands):
             if is_mtf_value(v) and _type(v).partial:  # a function may also return plain tensors
-                op.operation.operands[k] = self._reduced(v, op, op.location)
+                # A return built without a location: the reduction is placed where the value was.
+                loc = op.location if format_location(op.location) != "loc(unknown)" else _defined_at(v, op.location)
+                op.operation.operands[k] = self._reduced(v, op, loc, "func.return", "")
 
     def _rewrite_shard(self, op) -> None:
-        value = self._emit_steps(op.operation.operands[0], _type(op.result), op, op.location)
-        op.result.replace_all_uses_with(value)
+        loc, why = carried(op.location)
+        source, target = op.operation.operands[0], op.result
+        value = self._emit_steps(source, _type(target), op, loc, why=lambda: why.get(RESHARD_KEY) or shard_provenance(
+            op, _type(source), _type(target), op.attr("reshard")))
+        target.replace_all_uses_with(value)
         op.operation.erase()
 
     def _record_bytes(self, op) -> None:
@@ -151,20 +178,32 @@ class _FunctionRewriter:
             axes = op.attr("axes") if "axes" in op.ATTRIBUTES else tuple(self.mesh)
             op.operation.attributes["bytes_per_device"] = to_attribute(
                 collective_bytes(kind, op.input_type, axes, self.mesh))
+        if self.explain and PROVENANCE_ATTR not in op.operation.attributes:
+            why = written_provenance(op, op.changed_dims())
+            op.operation.attributes[PROVENANCE_ATTR] = why.to_attribute()
+            attrs = op.operation.attributes
+            self.remarks.append(remark(op.operation.name.split(".", 1)[1], op.attr("axes") if "axes" in attrs else (),
+                                       ir.IntegerAttr(attrs["bytes_per_device"]).value, why, op.location))
 
     def _rewrite_compute(self, op) -> None:
+        loc, why = carried(op.location)
+        if why:
+            op.operation.location = loc  # what propagation carried for this pass ends here
+        name = op.operation.name
         whole = op.whole_dims()
         for dim in whole:
-            self._gather_operands(op, dim)
+            self._gather_operands(op, dim, why.get(WHOLE_KEY))
         for k, v in enumerate(op.operation.operands):
             # A pending value with several uses is reduced once and shared (Mesh-TensorFlow's
             # lazy all-reduce caches its reduction): one all_reduce instead of one per use.
             if _type(v).partial and (v in self.reduced or len(list(v.uses)) > 1):
-                op.operation.operands[k] = self._reduced(v, op, op.location)
+                op.operation.operands[k] = self._reduced(v, op, loc, name, "is one of several uses of a pending value, "
+                                                                          "which is reduced once and shared")
         types = [_type(v) for v in op.operation.operands]
         for k, lazy in enumerate(lazy_operands(op, types, _type(op.result))):
             if types[k].partial and not lazy:
-                op.operation.operands[k] = self._reduced(op.operation.operands[k], op, op.location)
+                op.operation.operands[k] = self._reduced(op.operation.operands[k], op, loc, name,
+                                                         "cannot compute on a pending value")
         types = [_type(v) for v in op.operation.operands]
         for result in op.operation.results:
             t = _type(result)
@@ -172,19 +211,41 @@ class _FunctionRewriter:
             final = t.with_partial(axes, reduction)
             computed = final.with_layout({d: () for d in whole})
             result.set_type(computed.to_mlir())
+            if axes and self.explain:  # made pending here, and/or kept pending through a linear op
+                self.pending[result] = Provenance.merged(
+                    [why.get(PENDING_KEY)] + [self.pending.get(v) for v in op.operation.operands])
             if computed != final:
-                self._resplit(op, result, final)
+                self._resplit(op, result, final, why.get(WHOLE_KEY))
 
-    def _gather_operands(self, op, dim: str) -> None:
+    def _gather_operands(self, op, dim: str, why: Provenance | None) -> None:
         """Make `dim` whole in every operand (ops that cut or join along it need it so)."""
         for k, v in enumerate(op.operation.operands):
             t = _type(v)
             if t.dim(dim).axes:
-                op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location)
+                op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location,
+                                                            why=lambda: _whole(op, dim, why))
 
-    def _resplit(self, op, result, final: TensorType) -> None:
+    def _resplit(self, op, result, final: TensorType, why: Provenance | None) -> None:
         """Split the result computed whole to its final layout, for every user."""
         uses = [(use.owner, use.operand_number) for use in result.uses]
-        resplit = self._emit_steps(result, final, None, op.location, ir.InsertionPoint.after(op))
+        resplit = self._emit_steps(result, final, None, op.location, ir.InsertionPoint.after(op),
+                                   why=lambda: _whole(op, None, why, final))
         for owner, number in uses:
             owner.operands[number] = resplit
+
+
+def _whole(op, dim: str | None, why: Provenance | None, final: TensorType | None = None) -> Provenance:
+    """Why a dim an op computes along is gathered (`dim`), or its result split again after."""
+    name = op.operation.name
+    if why is None:
+        why = Provenance(name, (dim,) if dim else tuple(op.whole_dims()), "")
+    if dim is not None:
+        return why.with_need(name, f"{name} computes along '{dim}', which must be whole on every device")
+    return why.with_need(name, f"{name} computed {', '.join(map(repr, why.dims))} whole; its result is laid out "
+                               f"{final}")
+
+
+def _defined_at(value, fallback):
+    """The location of the op that defines `value` (a block argument: `fallback`)."""
+    owner = value.owner
+    return carried(owner.location)[0] if hasattr(owner, "location") else fallback

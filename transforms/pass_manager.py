@@ -5,8 +5,9 @@ Diagnostics flow: a MeshIR pass raises MeshIRError; the pass's callable stores t
 located diagnostics on the Pipeline (MLIR's Python `emit_error` cannot carry notes or
 severities) and signals failure. `PassManager.run` then raises MLIRError carrying the
 diagnostics upstream passes emitted. `Pipeline.run` merges both, in order, into one
-`PassPipelineError` (a MeshIRError with `.diagnostics`); warnings and remarks upstream passes
-emit on success are returned. Exceptions other than MeshIRError are bugs and propagate.
+`PassPipelineError` (a MeshIRError with `.diagnostics`); warnings and remarks passes emit on
+success are returned (a MeshIR pass returns its own from `apply`, e.g. the remarks of
+`mtf-insert-collectives{explain=true}`). Exceptions other than MeshIRError are bugs and propagate.
 `Pipeline.apply` (the Python API's entry) re-raises a pass's MeshIRError unchanged instead.
 
 Verification, as MLIR's pass manager does it: the module is verified once before the first
@@ -53,10 +54,12 @@ class _RunState:
     def __init__(self) -> None:
         self.failures: list[Diagnostic] = []
         self.raised: MeshIRError | None = None
+        self.reported: list[Diagnostic] = []  # warnings and remarks, in the order they come
 
     def clear(self) -> None:
         self.failures.clear()
         self.raised = None
+        self.reported = []
 
     def fail(self, diagnostics, error: MeshIRError | None, pass_) -> None:
         self.failures.extend(diagnostics)
@@ -112,7 +115,7 @@ class Pipeline:
             if diags:
                 state.raised = MeshIRError("\n".join(str(d) for d in diags), diags)
                 return PassPipelineError(str(state.raised), diags), []
-        reported: list[Diagnostic] = []
+        reported: list[Diagnostic] = state.reported
         ctx = get_context()
         handler = ctx.attach_diagnostic_handler(lambda d: _collect(d, reported))
         try:
@@ -213,7 +216,7 @@ def known_pass_names() -> list[str]:
 def _meshir_pass(instance: ModulePass, state: _RunState):
     def run(op, pass_) -> None:
         try:
-            instance.apply(op)
+            state.reported.extend(instance.apply(op) or ())
         except (MeshIRError, VerifyError) as e:
             # An error without a location may come from IR the verifier would have refused
             # (meshir-opt --mlir-very-unsafe-disable-verifier-on-parsing): then report what

@@ -102,9 +102,10 @@ class ModulePass:
     #: the IR keeps its forms and is not re-verified after it.
     KEEPS_FORMS: ClassVar[bool] = False
 
-    def apply(self, module_op) -> None:
+    def apply(self, module_op):
         """Transform `module_op` (a verified `builtin.module` operation) in place; raise
-        MeshIRError. Passes do not verify: the pass manager does, between passes."""
+        MeshIRError. Passes do not verify: the pass manager does, between passes. May return
+        Diagnostics to report on success (remarks, warnings), which meshir-opt prints."""
         raise NotImplementedError
 
     def output_form(self) -> IRForm | None:

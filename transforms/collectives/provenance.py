@@ -1,0 +1,51 @@
+"""The provenance of what collective insertion emits, where propagation left none.
+
+Propagation carries why on reshards and ops (propagation/layout_sources.py); these build the
+rest: a user's `mtf.shard`, a collective written by hand, a pending reduction completed for a
+consumer, and the remark `explain=true` reports for each collective.
+"""
+from __future__ import annotations
+
+from meshir.dialect.diagnostics import Diagnostic, format_location
+from meshir.dialect.provenance import OP, SHARD, WRITTEN, LayoutSource, Provenance
+from meshir.dialect.tensor_type import TensorType, format_axes
+
+
+def _changed(have: TensorType, need: TensorType) -> tuple[str, ...]:
+    return tuple(d.name for d, n in zip(have.dims, need.dims) if (d.axes or ()) != (n.axes or ()))
+
+
+def shard_provenance(op, have: TensorType, need: TensorType, reshard: bool) -> Provenance:
+    """A user's `mtf.shard` constraint (or a reshard that carries no reason: IR written after
+    propagation by hand)."""
+    dims = _changed(have, need)
+    where = format_location(op.location)
+    if reshard:
+        return Provenance("mtf.shard", dims, "a reshard left by mtf-propagate-sharding (its reason was not recorded)")
+    sources = tuple(LayoutSource(d, need.dim(d).axes or (), SHARD, f"mtf.shard at {where}", where=where) for d in dims)
+    return Provenance("mtf.shard", dims, "an mtf.shard constrains the layout", sources)
+
+
+def written_provenance(op, dims) -> Provenance:
+    """A collective the program wrote itself."""
+    where = format_location(op.location)
+    sources = tuple(LayoutSource(d, (), WRITTEN, f"{op.operation.name} written at {where}", where=where) for d in dims)
+    return Provenance(op.operation.name, tuple(dims), "the program writes this collective", sources)
+
+
+def completed_reduction(pending: Provenance | None, needed_by: str, why: str, source: TensorType) -> Provenance:
+    """Why a pending reduction is completed: what made it pending (propagation's record, when
+    there is one), and why `needed_by` cannot leave it pending."""
+    reason = f"{needed_by} {why}" if needed_by != "func.return" else "a function result is never pending"
+    if pending is None:
+        return Provenance(needed_by, (), f"{reason}; the value is pending over {format_axes(source.partial)}",
+                          (LayoutSource("", (), OP, "a pending value the input IR wrote"),))
+    return Provenance(needed_by, pending.dims, f"{reason}; {pending.reason}", pending.sources)
+
+
+def remark(kind: str, axes, nbytes: int, why: Provenance, loc) -> Diagnostic:
+    """What `explain=true` reports at a collective's location."""
+    dims = ", ".join(why.dims) or "none"
+    over = f" over {format_axes(tuple(axes))}" if axes else ""
+    return Diagnostic(loc, f"{kind}{over} ({nbytes} bytes/device) for dims {dims}, needed by {why.needed_by}: "
+                           f"{why.because}", "remark")
