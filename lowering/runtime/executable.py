@@ -15,6 +15,7 @@ import jax
 
 from meshir import _jax_private as jp
 from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.interpreter.inputs import bind_arguments
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.modes import EXPLICIT, check_mode
@@ -131,6 +132,15 @@ class Executable:
         """Mesh, devices, arguments and results with layouts and shard shapes, PJRT's memory
         figures, then the compile pipeline's report when one was given."""
         return runtime_report(self)
+
+    @reports_at_call_site
+    def explain(self, show: bool = True):
+        """Why each collective exists and the cheapest rule change that would remove it: the
+        compile report's `explain()` (meshir/api/explain.py); prints the table unless
+        `show=False`."""
+        if self.compile_report is None:
+            raise MeshIRError("explain: this Executable was not made by mi.compile and has no compile report")
+        return self.compile_report.explain(show)
 
     def __repr__(self) -> str:
         return f"<meshir Executable @{self.signature.function} on {self.mesh}, {self.mode} mode>"

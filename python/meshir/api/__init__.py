@@ -11,6 +11,7 @@ from .contraction import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .dims import Dim  # noqa: F401
 from .elementwise import *  # noqa: F401,F403
+from .explain import explain  # noqa: F401
 from .grad import GradientProgram, grad, value_and_grad  # noqa: F401
 from .indexing import *  # noqa: F401,F403
 from .optim import SGD, Adafactor, Adam, AdamW  # noqa: F401
@@ -25,7 +26,7 @@ from meshir.transforms.cost_model import AxisLink, CostModel  # noqa: F401,E402
 _OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, shape_ops)
 
 __all__ = [
-    "Adafactor", "Adam", "AdamW", "AxisLink", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program",
+    "Adafactor", "Adam", "AdamW", "AxisLink", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program", "explain",
     "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "train_step", "value_and_grad", "visualize",
     *(name for family in _OP_FAMILIES for name in family.__all__),
 ]

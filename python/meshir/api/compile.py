@@ -43,10 +43,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
     from meshir.transforms import Pipeline
-    from meshir.transforms.canonicalize import CanonicalizePass
-    from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
-    from meshir.transforms.propagate_sharding import PropagateShardingPass
 
     mode = checks.choice(mode, MODES, "mode")
     source = checks.module_of(program_or_module, "the program to compile")
@@ -61,13 +58,8 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     ensure_cpu_devices(run_mesh.size)
     timings = {}
     start = time.perf_counter()
-    passes = [PropagateShardingPass(rules=rules)]
-    if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
-        passes.append(InsertCollectivesPass.with_model(checks.cost_model(cost_model)))
-    # mtf-canonicalize once every layout is decided: merging equal ops and erasing dead ones
-    # (collectives included) can then only lower the work and the bytes sent (docs/decisions.md).
-    passes.append(CanonicalizePass())
-    passes.append(LowerToStableHLOPass(mode=mode))
+    model = checks.cost_model(cost_model)
+    passes = partition_passes(rules, model, mode) + [LowerToStableHLOPass(mode=mode)]
     lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
 
     def keep_lowered_input(label, op) -> None:
@@ -81,11 +73,27 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     sig = signature(entry_function(partitioned, function))
     timings["meshir_passes_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode=mode), donate=donate)
+    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode, source, rules, model), donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.partitioned_module = partitioned
     return exe
+
+
+def partition_passes(rules, model, mode: str = EXPLICIT) -> list:
+    """mi.compile's passes before the lowering, for `rules` (LayoutRules) and `model`."""
+    from meshir.transforms.canonicalize import CanonicalizePass
+    from meshir.transforms.insert_collectives import InsertCollectivesPass
+    from meshir.transforms.propagate_sharding import PropagateShardingPass
+
+    passes = [PropagateShardingPass(rules=rules)]
+    if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
+        # explain: each collective records why it exists, for exe.explain() and the report
+        passes.append(InsertCollectivesPass.with_model(model, explain=True))
+    # mtf-canonicalize once every layout is decided: merging equal ops and erasing dead ones
+    # (collectives included) can then only lower the work and the bytes sent (docs/decisions.md).
+    passes.append(CanonicalizePass())
+    return passes
 
 
 def _with_mesh(module, mesh: Mesh | None, function: str | None):

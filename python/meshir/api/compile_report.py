@@ -1,11 +1,15 @@
-"""The compile report: every value's layout and every collective with the bytes it moves."""
+"""The compile report: every value's layout and every collective with the bytes it moves and
+why it exists (its provenance; the cheapest rule change that would remove it is computed
+when asked, by `explain()`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect.diagnostics import format_location
 from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.ops import COLLECTIVE_OP_NAMES
+from meshir.dialect.provenance import Provenance, provenance_of
 from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType, format_axes
 
@@ -24,6 +28,14 @@ class CollectiveRecord:
     detail: str
     bytes_per_device: int
     operand: str
+    #: Where the op that needs it was written (`file:line:col`), and why it exists (None for
+    #: a module compiled without `explain`).
+    location: str = ""
+    provenance: Provenance | None = None
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return self.provenance.dims if self.provenance else ()
 
 
 def collectives_of(module) -> list[CollectiveRecord]:
@@ -40,16 +52,28 @@ def collectives_of(module) -> list[CollectiveRecord]:
                                if k in attrs)
             nbytes = ir.IntegerAttr(attrs["bytes_per_device"]).value if "bytes_per_device" in attrs else 0
             records.append(CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes,
-                                            detail, nbytes, str(TensorType.from_mlir(op.operation.operands[0].type))))
+                                            detail, nbytes, str(TensorType.from_mlir(op.operation.operands[0].type)),
+                                            format_location(op.location), provenance_of(op)))
     return records
 
 
 @dataclass
 class CompileReport:
-    """What compilation decided: layouts of every value, collectives and their bytes."""
+    """What compilation decided: layouts of every value, collectives and their bytes.
+    `source`, `rules`, `cost_model`: what was compiled, for `explain()`'s alternatives."""
 
     partitioned_module: object
     mode: str = EXPLICIT  # gspmd: the module is only propagated, XLA inserts the collectives
+    source: object = None
+    rules: object = None
+    cost_model: object = None
+
+    def explain(self, show: bool = True):
+        """Why each collective exists and the cheapest rule change that would remove it
+        (api/explain.py); prints the table unless `show=False`."""
+        from .explain import explain_report
+
+        return explain_report(self, show)
 
     @property
     def collectives(self) -> list[CollectiveRecord]:
