@@ -115,6 +115,12 @@ def provenance_of(op) -> Provenance | None:
     return Provenance.from_attribute(attrs[PROVENANCE_ATTR]) if PROVENANCE_ATTR in attrs else None
 
 
+def collective_dims(op, provenance: Provenance | None) -> tuple[str, ...]:
+    """The named dims a collective changes; for one that only completes a reduction, the
+    dims its provenance says were reduced over while split."""
+    return tuple(op.changed_dims()) or (provenance.dims if provenance else ())
+
+
 # -- carried on locations, from propagation to collective insertion ------------------------------
 def with_carried(loc, provenances: dict[str, Provenance]):
     """`loc` carrying `provenances` by key (a fused location with metadata)."""

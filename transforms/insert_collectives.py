@@ -142,8 +142,9 @@ class _FunctionRewriter:
             attrs["bytes_per_device"] = to_attribute(step.bytes_per_device)
             if recorded is not None:
                 attrs[PROVENANCE_ATTR] = recorded
-                self.remarks.append(remark(step.kind, step.attributes.get("axes"), step.bytes_per_device, why, loc))
             op = OP_CLASSES["mtf." + step.kind](step.result, [value], attrs, loc=loc, ip=ip)
+            if recorded is not None:
+                self.remarks.append(remark(op, step.bytes_per_device, why))
             value = op.result
         return value
 
@@ -167,8 +168,9 @@ class _FunctionRewriter:
     def _rewrite_shard(self, op) -> None:
         loc, why = carried(op.location)
         source, target = op.operation.operands[0], op.result
-        value = self._emit_steps(source, _type(target), op, loc, why=lambda: why.get(RESHARD_KEY) or shard_provenance(
-            op, _type(source), _type(target), op.attr("reshard")))
+        value = self._emit_steps(source, _type(target), op, loc, why=lambda: Provenance.merged([
+            why.get(RESHARD_KEY) or shard_provenance(op, _type(source), _type(target), op.attr("reshard")),
+            self.pending.get(source)]))  # a pending operand: what made it pending, too
         target.replace_all_uses_with(value)
         op.operation.erase()
 
@@ -181,9 +183,7 @@ class _FunctionRewriter:
         if self.explain and PROVENANCE_ATTR not in op.operation.attributes:
             why = written_provenance(op, op.changed_dims())
             op.operation.attributes[PROVENANCE_ATTR] = why.to_attribute()
-            attrs = op.operation.attributes
-            self.remarks.append(remark(op.operation.name.split(".", 1)[1], op.attr("axes") if "axes" in attrs else (),
-                                       ir.IntegerAttr(attrs["bytes_per_device"]).value, why, op.location))
+            self.remarks.append(remark(op, ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, why))
 
     def _rewrite_compute(self, op) -> None:
         loc, why = carried(op.location)

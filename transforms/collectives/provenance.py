@@ -7,7 +7,7 @@ consumer, and the remark `explain=true` reports for each collective.
 from __future__ import annotations
 
 from meshir.dialect.diagnostics import Diagnostic, format_location
-from meshir.dialect.provenance import OP, SHARD, WRITTEN, LayoutSource, Provenance
+from meshir.dialect.provenance import OP, SHARD, WRITTEN, LayoutSource, Provenance, collective_dims
 from meshir.dialect.tensor_type import TensorType, format_axes
 
 
@@ -43,9 +43,11 @@ def completed_reduction(pending: Provenance | None, needed_by: str, why: str, so
     return Provenance(needed_by, pending.dims, f"{reason}; {pending.reason}", pending.sources)
 
 
-def remark(kind: str, axes, nbytes: int, why: Provenance, loc) -> Diagnostic:
+def remark(op, nbytes: int, why: Provenance) -> Diagnostic:
     """What `explain=true` reports at a collective's location."""
-    dims = ", ".join(why.dims) or "none"
+    kind = op.operation.name.split(".", 1)[1]
+    axes = op.attr("axes") if "axes" in op.operation.attributes else ()
     over = f" over {format_axes(tuple(axes))}" if axes else ""
-    return Diagnostic(loc, f"{kind}{over} ({nbytes} bytes/device) for dims {dims}, needed by {why.needed_by}: "
-                           f"{why.because}", "remark")
+    dims = ", ".join(collective_dims(op, why)) or "none"
+    return Diagnostic(op.location, f"{kind}{over} ({nbytes} bytes/device) for dims {dims}, needed by {why.needed_by}: "
+                                   f"{why.because}", "remark")

@@ -24,7 +24,7 @@ from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.ops import COLLECTIVE_OP_NAMES
-from meshir.dialect.provenance import RULE, provenance_of
+from meshir.dialect.provenance import RULE, collective_dims, provenance_of
 from meshir.dialect.signature import defined_functions, is_mtf_function
 from meshir.dialect.tensor_type import format_axes
 
@@ -164,8 +164,7 @@ def _compile(tagged, rules: LayoutRules, model, change):
         for op in fn.regions[0].blocks[0].operations:
             if op.operation.name in COLLECTIVE_OP_NAMES:
                 tag = _TAG_RE.search(str(op.location))
-                why = provenance_of(op)
-                key = (tag.group(1) if tag else "", op.operation.name[4:], why.dims if why else ())
+                key = (tag.group(1) if tag else "", op.operation.name[4:], collective_dims(op, provenance_of(op)))
                 out.append((key, op.operation.name[4:], ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value))
     return out
 

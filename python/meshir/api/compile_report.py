@@ -9,7 +9,7 @@ from meshir._jax_private import ir
 from meshir.dialect.diagnostics import format_location
 from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.ops import COLLECTIVE_OP_NAMES
-from meshir.dialect.provenance import Provenance, provenance_of
+from meshir.dialect.provenance import Provenance, collective_dims, provenance_of
 from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType, format_axes
 
@@ -32,10 +32,8 @@ class CollectiveRecord:
     #: a module compiled without `explain`).
     location: str = ""
     provenance: Provenance | None = None
-
-    @property
-    def dims(self) -> tuple[str, ...]:
-        return self.provenance.dims if self.provenance else ()
+    #: The named dims it changes (an all_reduce: the dims whose split left the sum pending).
+    dims: tuple[str, ...] = ()
 
 
 def collectives_of(module) -> list[CollectiveRecord]:
@@ -51,9 +49,10 @@ def collectives_of(module) -> list[CollectiveRecord]:
             detail = ", ".join(f"{k}={ir.StringAttr(attrs[k]).value}" for k in ("reduction", "dim", "src_dim", "dst_dim")
                                if k in attrs)
             nbytes = ir.IntegerAttr(attrs["bytes_per_device"]).value if "bytes_per_device" in attrs else 0
+            why = provenance_of(op)
             records.append(CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes,
                                             detail, nbytes, str(TensorType.from_mlir(op.operation.operands[0].type)),
-                                            format_location(op.location), provenance_of(op)))
+                                            format_location(op.location), why, collective_dims(op, why)))
     return records
 
 
