@@ -36,7 +36,8 @@ def time_passes(mesh_axes: dict, layers: int, repeats: int = 3) -> dict:
     Python, and on a shared machine wall time mostly measures the other processes); the
     wall time of the passes is kept as `passes_wall`. The three passes run as `mi.compile`
     runs them: one pipeline, verified before the first pass and after each (a phase includes
-    the checks after its pass; the first, the input's verification)."""
+    the checks after its pass; the first, the input's verification), collectives recording
+    their provenance (`explain=true`)."""
     import meshir as mi
     from meshir.dialect import get_context
     from meshir.dialect.layout_rules import LayoutRules
@@ -50,7 +51,7 @@ def time_passes(mesh_axes: dict, layers: int, repeats: int = 3) -> dict:
     clock = time.process_time
     gspmd_note = None
     marks = _Marks(clock, PropagateShardingPass.NAME)
-    pipeline = Pipeline([PropagateShardingPass(rules=LayoutRules.of(LAYOUTS["2d"])), InsertCollectivesPass(),
+    pipeline = Pipeline([PropagateShardingPass(rules=LayoutRules.of(LAYOUTS["2d"])), InsertCollectivesPass(explain=True),
                          LowerToStableHLOPass(mode=EXPLICIT)], after_each=marks)
     for _ in range(repeats):
         start = clock()

@@ -22,7 +22,7 @@ from typing import Literal
 
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError, format_location
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError
 from meshir.dialect.linearity import lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
@@ -32,7 +32,7 @@ from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY,
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
-from .collectives.provenance import completed_reduction, remark, shard_provenance, written_provenance
+from .collectives.provenance import completed_reduction, remark, shard_provenance, whole_dim, written_provenance
 from .collectives.reshard_plan import plan_reshard
 from .cost_model import CostModel, collective_bytes
 from .registry import IRForm, ModulePass, option, register_pass
@@ -148,13 +148,13 @@ class _FunctionRewriter:
             value = op.result
         return value
 
-    def _reduced(self, value, before, loc, needed_by: str, why: str):
+    def _reduced(self, value, before, loc, needed_by: str, reason: str):
         """`value` with its pending reduction completed (one all_reduce, shared by later uses);
-        `needed_by` (an op name) cannot take it pending because `why`."""
+        `needed_by` (an op name) cannot take it pending, for `reason`."""
         if value not in self.reduced:
             self.reduced[value] = self._emit_steps(
                 value, _type(value).without_partial(), before, loc,
-                why=lambda: completed_reduction(self.pending.get(value), needed_by, why, _type(value)))
+                why=lambda: completed_reduction(self.pending.get(value), needed_by, reason, _type(value)))
         return self.reduced[value]
 
     # -- per op ----------------------------------------------------------------------------
@@ -162,8 +162,8 @@ class _FunctionRewriter:
         for k, v in enumerate(op.operation.operands):
             if is_mtf_value(v) and _type(v).partial:  # a function may also return plain tensors
                 # A return built without a location: the reduction is placed where the value was.
-                loc = op.location if format_location(op.location) != "loc(unknown)" else _defined_at(v, op.location)
-                op.operation.operands[k] = self._reduced(v, op, loc, "func.return", "")
+                loc = op.location if op.location != ir.Location.unknown() else _defined_at(v, op.location)
+                op.operation.operands[k] = self._reduced(v, op, loc, "func.return", "a function result is never pending")
 
     def _rewrite_shard(self, op) -> None:
         loc, why = carried(op.location)
@@ -197,13 +197,13 @@ class _FunctionRewriter:
             # A pending value with several uses is reduced once and shared (Mesh-TensorFlow's
             # lazy all-reduce caches its reduction): one all_reduce instead of one per use.
             if _type(v).partial and (v in self.reduced or len(list(v.uses)) > 1):
-                op.operation.operands[k] = self._reduced(v, op, loc, name, "is one of several uses of a pending value, "
-                                                                          "which is reduced once and shared")
+                op.operation.operands[k] = self._reduced(v, op, loc, name, f"{name} is one of several uses of a pending "
+                                                                          "value, which is reduced once and shared")
         types = [_type(v) for v in op.operation.operands]
         for k, lazy in enumerate(lazy_operands(op, types, _type(op.result))):
             if types[k].partial and not lazy:
                 op.operation.operands[k] = self._reduced(op.operation.operands[k], op, loc, name,
-                                                         "cannot compute on a pending value")
+                                                         f"{name} cannot compute on a pending value")
         types = [_type(v) for v in op.operation.operands]
         for result in op.operation.results:
             t = _type(result)
@@ -223,26 +223,15 @@ class _FunctionRewriter:
             t = _type(v)
             if t.dim(dim).axes:
                 op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location,
-                                                            why=lambda: _whole(op, dim, why))
+                                                            why=lambda: whole_dim(op, dim, why))
 
     def _resplit(self, op, result, final: TensorType, why: Provenance | None) -> None:
         """Split the result computed whole to its final layout, for every user."""
         uses = [(use.owner, use.operand_number) for use in result.uses]
         resplit = self._emit_steps(result, final, None, op.location, ir.InsertionPoint.after(op),
-                                   why=lambda: _whole(op, None, why, final))
+                                   why=lambda: whole_dim(op, None, why, final))
         for owner, number in uses:
             owner.operands[number] = resplit
-
-
-def _whole(op, dim: str | None, why: Provenance | None, final: TensorType | None = None) -> Provenance:
-    """Why a dim an op computes along is gathered (`dim`), or its result split again after."""
-    name = op.operation.name
-    if why is None:
-        why = Provenance(name, (dim,) if dim else tuple(op.whole_dims()), "")
-    if dim is not None:
-        return why.with_need(name, f"{name} computes along '{dim}', which must be whole on every device")
-    return why.with_need(name, f"{name} computed {', '.join(map(repr, why.dims))} whole; its result is laid out "
-                               f"{final}")
 
 
 def _defined_at(value, fallback):

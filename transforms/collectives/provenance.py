@@ -33,14 +33,25 @@ def written_provenance(op, dims) -> Provenance:
     return Provenance(op.operation.name, tuple(dims), "the program writes this collective", sources)
 
 
-def completed_reduction(pending: Provenance | None, needed_by: str, why: str, source: TensorType) -> Provenance:
+def completed_reduction(pending: Provenance | None, needed_by: str, reason: str, source: TensorType) -> Provenance:
     """Why a pending reduction is completed: what made it pending (propagation's record, when
-    there is one), and why `needed_by` cannot leave it pending."""
-    reason = f"{needed_by} {why}" if needed_by != "func.return" else "a function result is never pending"
+    there is one), and the `reason` `needed_by` cannot leave it pending."""
     if pending is None:
         return Provenance(needed_by, (), f"{reason}; the value is pending over {format_axes(source.partial)}",
                           (LayoutSource("", (), OP, "a pending value the input IR wrote"),))
     return Provenance(needed_by, pending.dims, f"{reason}; {pending.reason}", pending.sources)
+
+
+def whole_dim(op, dim: str | None, why: Provenance | None, final: TensorType | None = None) -> Provenance:
+    """Why a dim an op computes along is gathered (`dim`), or its result split again after to
+    `final`; `why`: the statements propagation recorded behind those dims' splits."""
+    name = op.operation.name
+    if why is None:
+        why = Provenance(name, (dim,) if dim else tuple(op.whole_dims()), "")
+    if dim is not None:
+        return why.with_need(name, f"{name} computes along '{dim}', which must be whole on every device")
+    return why.with_need(name, f"{name} computed {', '.join(map(repr, why.dims))} whole; its result is laid out "
+                               f"{final}")
 
 
 def remark(op, nbytes: int, why: Provenance) -> Diagnostic:

@@ -114,25 +114,30 @@ def whole_provenance(rule: OpRule, values, solver: Solver, needs: dict[int, Tens
 
 def pending_provenance(rule: OpRule, values, solver: Solver, wanted: dict,
                        needs: dict[int, TensorType]) -> Provenance | None:
-    """Why an op's result will be pending: the operand dims it contracts, reduces or looks up
-    (absent from every result) while they are split; None when there are none. `needs`:
-    each operand id's type as the op computes with it."""
-    kept = {n for vid in rule.results for n in values.values[vid].type.names}
+    """Why an op's result will be pending: the operand dims it reduces over (its REDUCTION:
+    dims no result has) or looks up (LOOKUP_DIM_ATTRS) while they are split, as
+    dialect/local_semantics.py reads the same traits; None when there are none. `needs`: each
+    operand id's type as the op computes with it."""
+    op = rule.op
+    reduces, looked_up = getattr(op, "REDUCTION", None) is not None, op.lookup_dims() if op.LOOKUP_DIM_ATTRS else ()
+    if not (reduces or looked_up):
+        return None
+    kept = {n for vid in rule.results for n in values.values[vid].type.names} if reduces else set()
     sources = []
-    for vid in rule.operands:
+    for position, vid in enumerate(rule.operands):
         t = needs[vid]
         for d in t.dims:
-            if d.axes and d.name not in kept:
+            if d.axes and ((reduces and d.name not in kept) or (position == 0 and d.name in looked_up)):
                 sources.append(source_of(values, solver, (vid, d.name), d.axes)
                                if solver.final((vid, d.name)) == d.axes else
                                needed_source(rule, values, solver, wanted, (vid, d.name), d.axes))
     if not sources:
         return None
-    name = rule.op.operation.name
+    name = op.operation.name
     dims = tuple(dict.fromkeys(s.dim for s in sources))
-    return Provenance(name, dims, f"{name} reduces over {', '.join(map(repr, dims))} while split, leaving the "
-                      f"reduction pending",
-                      tuple(dict.fromkeys(sources)))
+    verb = "reduces over" if reduces else "looks up"
+    return Provenance(name, dims, f"{name} {verb} {', '.join(map(repr, dims))} while split, leaving the "
+                      f"reduction pending", tuple(dict.fromkeys(sources)))
 
 
 def call_provenance(callee: str, position: int, have: TensorType, need: TensorType) -> Provenance:
