@@ -150,8 +150,12 @@ def test_explain_errors_are_located_at_the_call():
     with pytest.raises(mi.MeshIRError, match="has no mesh") as info:
         mi.explain(prog)
     assert str(info.value).startswith(HERE + ":")
-    with pytest.raises(mi.MeshIRError, match="unknown mesh axis") as info:
+    with pytest.raises(mi.MeshIRError, match="unknown mesh axis"):
         mi.explain(ffn_with_slice(), layout={"batch": "z"})
+    exe.compile_report = None  # as an Executable made without mi.compile
+    with pytest.raises(mi.MeshIRError, match="has no compile report") as info:
+        exe.explain()
+    assert str(info.value).startswith(HERE + ":")
 
 
 def test_without_collectives():

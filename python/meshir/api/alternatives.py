@@ -83,6 +83,8 @@ def cheapest_alternatives(report) -> list[Alternative | None]:
     that removes it, or None when no candidate does (a written layout, a hand-written
     collective, or every candidate keeps or fails)."""
     records = report.collectives
+    if not records:
+        return []
     source, rules, model = report.source, report.rules or LayoutRules(), report.cost_model
     tagged = _tagged(source)
     base = _compile(tagged, rules, model, None)

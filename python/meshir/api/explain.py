@@ -63,8 +63,8 @@ def explain(prog_or_exe, *, layout: dict | None = None, cost_model=None, show: b
     Executable from `mi.compile` (what it runs). `show=False`: do not print.
     """
     show = checks.flag(show, "show")
-    report = getattr(prog_or_exe, "compile_report", None)
-    if report is not None or hasattr(prog_or_exe, "partitioned_module"):
+    if hasattr(prog_or_exe, "compile_report"):  # an Executable
+        report = prog_or_exe.compile_report
         if layout is not None or cost_model is not None:
             raise MeshIRValueError("explain: an Executable's layouts are fixed; pass layout= and cost_model= to "
                                    "mi.compile instead")
