@@ -139,8 +139,12 @@ class CostModel:
 
     def collective(self, kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> Cost:
         """The cost of one collective `kind` over `axes` on `operand`."""
+        return self.price(kind, shard_bytes(operand, mesh_shape), axes, mesh_shape)
+
+    def price(self, kind: str, shard: int, axes, mesh_shape: dict[str, int]) -> Cost:
+        """The cost of one collective `kind` over `axes` whose operand shard is `shard` bytes."""
         n = group_size(axes, mesh_shape)
-        sent = ring_bytes(kind, shard_bytes(operand, mesh_shape), n)
+        sent = ring_bytes(kind, shard, n)
         if _kind(kind) == "all_slice":
             return Cost(sent, 1, 0.0)
         links = [self.link(a) for a in axes] or [DEFAULT_LINK]
