@@ -13,11 +13,16 @@ Edges from a state (the mesh's axes only, never pending axes the target keeps):
 - `all_reduce` over any non-empty set of the pending axes the target does not keep;
 - `reduce_scatter` of such axes (in any order) onto any dim where they are free;
 - `all_gather` of a dim's k minor-most axes;
-- `all_slice` of a free axis onto any dim (one axis per edge; consecutive slices of a dim
-  are merged into one op afterwards);
+- `all_slice` of a free axis onto any dim, among the axes the source or the target uses (one
+  axis per edge; consecutive slices of a dim are merged into one op afterwards);
 - `all_to_all` of a dim's k minor-most axes onto any other dim (several axes at once);
 - `collective_permute` to any other layout with the same shard shape on every dim (the same
   axes moving between dims, or a dim's axes reordered).
+
+A mesh axis that neither side uses is never brought in: spreading a value over it can lower
+ring bytes (e.g. a pending sum over x slices the idle y, reduce-scatters over x and
+all-gathers over (y, x): 1.25 instead of 1.5 shards), but it trades one all_reduce for three
+collectives and involves devices that hold nothing of the value (docs/reshard-planner.md).
 
 Searches are cached per (source, target, mesh, cost model): a model's layers repeat them.
 On meshes of more than four axes, or after MAX_MOVES moves, the search runs in a narrower
@@ -245,6 +250,7 @@ class _Space:
     def __init__(self, source: TensorType, target: TensorType, mesh_shape, model: CostModel, full: bool):
         self.full = full
         self.target_axes = set(target.used_axes_list())
+        self.involved = set(source.used_axes_list()) | self.target_axes
         self.names, self.sizes = source.names, source.shape
         self.itemsize = source.dtype.itemsize
         self.mesh, self.model = mesh_shape, model
@@ -294,8 +300,7 @@ class _Space:
             have = layout[i]
             for k in range(1, len(have) + 1):
                 yield "all_gather", {"dim": names[i], "axes": have[len(have) - k:]}, put(i, have[:len(have) - k]), pending
-        if not self.full:
-            free = [a for a in free if a in self.target_axes]
+        free = [a for a in free if a in (self.involved if self.full else self.target_axes)]
         for axis in free:  # one axis at a time: slices are free; consecutive ones merge (_merged)
             for i in ranks:
                 yield "all_slice", {"dim": names[i], "axes": (axis,)}, put(i, layout[i] + (axis,)), pending
