@@ -109,7 +109,10 @@ def collective_bytes(kind: str, operand: TensorType, axes, mesh_shape: dict[str,
 def halo_bytes(operand: TensorType, dim: str, low: int, high: int, mesh_shape: dict[str, int]) -> int:
     """Bytes sent per device by a halo exchange along `dim` of `operand`: its last `low` rows
     to the next block and its first `high` rows to the previous one, each row the rest of
-    the shard, sent once (a device at an end of the dim without wrap-around sends less)."""
+    the shard, sent once (a device at an end of the dim without wrap-around sends less; a dim
+    in one block sends nothing)."""
+    if group_size(operand.dim(dim).axes or (), mesh_shape) == 1:
+        return 0
     local = operand.local_shape(mesh_shape)
     row = math.prod(n for i, n in enumerate(local) if i != operand.index(dim))
     return (low + high) * row * operand.dtype.itemsize

@@ -197,3 +197,24 @@ def test_gradient_through_a_halo_shift(wrap):
     got = got[0] if isinstance(got, tuple) else got
     np.testing.assert_allclose(np.asarray(got), shift_oracle(wv, 1, -k, wrap, 0.0), rtol=1e-6)
     assert any("bytes_per_device" in op.operation.attributes for op in shift_ops(exe.partitioned_module))
+
+
+def test_halo_bytes_are_the_rows_sent():
+    from meshir.transforms.cost_model import halo_bytes
+
+    t = TensorType.parse("!mtf.tensor<b=8@x, d=64@y, bf16>")
+    assert halo_bytes(t, "d", 3, 0, {"x": 2, "y": 4}) == 3 * 4 * 2  # 3 rows of b/2, 2-byte elements
+    assert halo_bytes(t, "d", 1, 2, {"x": 2, "y": 4}) == 3 * 4 * 2
+    assert halo_bytes(t, "d", 1, 0, {"x": 2, "y": 1}) == 0  # one block: nobody sends
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_shift_along_an_axis_of_size_one_sends_nothing(wrap):
+    with mi.Program("q", mi.Mesh({"x": 8, "y": 1})) as prog:
+        x = prog.argument("x", [mi.Dim("b", 8), mi.Dim("d", 4)], layout={"d": "y", "b": "x"})
+        prog.result(mi.shift(x, "d", 1, wrap=wrap, fill=-2.0), name="y")
+    exe = mi.compile(prog)
+    v = data(4)[:, :4].repeat(2, axis=0)
+    np.testing.assert_array_equal(np.asarray(exe(x=v)), shift_oracle(v, 1, 1, wrap, -2.0))
+    assert exe.compile_report.total_bytes_per_device == 0
+    assert "collective-permute" not in exe.compiled_hlo_text()
