@@ -60,13 +60,13 @@ def _problem(op, mesh_shape) -> str | None:
     if any(h.fits for h in halos.values()) and "bytes_per_device" not in op.operation.attributes:
         return "halo exchange without bytes_per_device"
     for dim in op.whole_dims():
-        if dim in halos and halos[dim].fits:
+        halo = halos.get(dim)
+        if halo is not None and halo.fits:
             continue
+        why = f" (a halo of {max(halo.low, halo.high)} rows does not fit in blocks of {halo.block})" if halo else ""
         for t in operands + results:
             if t.dim(dim).axes:
-                return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}" + (
-                    f" (a halo of {max(halos[dim].low, halos[dim].high)} rows does not fit in blocks of "
-                    f"{halos[dim].block})" if dim in halos else "")
+                return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}{why}"
     problem = _layouts_disagree(op, operands, results[0], mesh_shape, halos)
     if problem:
         return problem

@@ -54,7 +54,7 @@ def shift(p: FunctionLowering, op) -> Local:
     n = x.shape[axis]
     axes = p.split_axes(op.input_type, axis)
     if axes:
-        (low, high), = op.halos().values()
+        low, high = op.halos()[op.attr("dim")]
         extended = extend_with_halos(b, p.mesh, x, axis, axes, low, high, op.attr("fill"), op.attr("wrap"))
         return hlo.slice_along(b, extended, axis, high, high + n)
     if op.attr("wrap"):
