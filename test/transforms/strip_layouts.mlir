@@ -1,6 +1,6 @@
 // mtf-strip-layouts frees every layout and drops partial markers everywhere a type
 // appears: arguments, results, op results, nested blocks and the function type; it erases
-// collectives (identities in global semantics) unless told to keep them, and the bytes a
+// collectives (identities in global semantics) unless told to keep them, and drops the bytes a
 // halo exchange recorded on a shift.
 // RUN: meshir-opt %s --split-input-file --mtf-strip-layouts | filecheck %s
 // RUN: meshir-opt %s --split-input-file --mtf-strip-layouts=keep-collectives --verify-each=false | filecheck %s --check-prefix=KEEP
