@@ -6,7 +6,8 @@ reports call only this module; nothing else estimates cost.
 **Bytes** (ring algorithms over a group of n devices, from the operand's shard; the formula
 of docs/partitioning.md): an all_gather sends (n-1) shards, an all_reduce 2(n-1)/n of the
 shard, a reduce_scatter and an all_to_all (n-1)/n; all_slice sends nothing; a
-collective_permute sends the whole shard.
+collective_permute sends the whole shard; a halo exchange (a shift along a split dim) sends
+only the boundary rows its neighbours read (`halo_bytes`).
 
 **Time** (α–β, per mesh axis): a collective over axes whose links have latency α and
 bandwidth β takes `steps·α + bytes/β`, with the ring's step count (n-1 for all_gather,
@@ -103,6 +104,18 @@ def ring_steps(kind: str, n: int) -> int:
 def collective_bytes(kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> int:
     """Bytes sent per device by collective `kind` over `axes` applied to `operand`."""
     return ring_bytes(kind, shard_bytes(operand, mesh_shape), group_size(axes, mesh_shape))
+
+
+def halo_bytes(operand: TensorType, dim: str, low: int, high: int, mesh_shape: dict[str, int]) -> int:
+    """Bytes sent per device by a halo exchange along `dim` of `operand`: its last `low` rows
+    to the next block and its first `high` rows to the previous one, each row the rest of
+    the shard, sent once (a device at an end of the dim without wrap-around sends less; a dim
+    in one block sends nothing)."""
+    if group_size(operand.dim(dim).axes or (), mesh_shape) == 1:
+        return 0
+    local = operand.local_shape(mesh_shape)
+    row = math.prod(n for i, n in enumerate(local) if i != operand.index(dim))
+    return (low + high) * row * operand.dtype.itemsize
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,17 @@
 Walks each function in program order after propagation:
 - an `mtf.shard` becomes the cheapest collective sequence (collectives/reshard_plan.py);
 - a dim an op cuts or joins along (slice, concat, pad, shift) is gathered first, and the
-  result re-split afterwards;
+  result re-split afterwards, except where the op reads only near each position and the
+  rows it reads fit in a neighbouring block (a shift by at most the block size): that dim
+  stays split and the op exchanges halos with its neighbours (dialect/halo.py);
 - contractions, reductions and lookups over split names leave their result *pending*
   (`partial@axes`); a pending sum with one use stays lazy through linear ops (adds of pending
   values add locally) and is all-reduced right before its first non-linear use, or
   reduce-scattered when a reshard wants the axis split (dialect/linearity.py); one with
   several uses is reduced once and shared;
 - function results are never pending.
-Every collective records `bytes_per_device`. The output is the partitioned form of
-docs/partitioning.md, checked by `partitioned.verify_partitioned`.
+Every collective, and every op exchanging halos, records `bytes_per_device`. The output is
+the partitioned form of docs/partitioning.md, checked by `partitioned.verify_partitioned`.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Literal
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.halo import split_halos
 from meshir.dialect.linearity import lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
@@ -30,7 +33,7 @@ from meshir.dialect.signature import defined_functions, is_mtf_function, refresh
 from meshir.dialect.tensor_type import TensorType
 
 from .collectives.reshard_plan import plan_reshard
-from .cost_model import CostModel, collective_bytes
+from .cost_model import CostModel, collective_bytes, halo_bytes
 from .registry import IRForm, ModulePass, option, register_pass
 
 #: What this pass establishes and `mtf-lower-to-stablehlo{mode=explicit}` needs; the pass
@@ -153,7 +156,8 @@ class _FunctionRewriter:
                 collective_bytes(kind, op.input_type, axes, self.mesh))
 
     def _rewrite_compute(self, op) -> None:
-        whole = op.whole_dims()
+        halos = self._keep_halos(op)
+        whole = [d for d in op.whole_dims() if d not in halos]
         for dim in whole:
             self._gather_operands(op, dim)
         for k, v in enumerate(op.operation.operands):
@@ -174,6 +178,19 @@ class _FunctionRewriter:
             result.set_type(computed.to_mlir())
             if computed != final:
                 self._resplit(op, result, final)
+
+    def _keep_halos(self, op) -> dict:
+        """The dims `op` computes along by a halo exchange instead of a gather (they stay
+        split; dialect/halo.py), with the exchange's bytes recorded on the op."""
+        types = [_type(v) for v in op.operation.operands] + [_type(r) for r in op.operation.results]
+        halos = split_halos(op, types, self.mesh)
+        attrs = op.operation.attributes
+        if halos:
+            sent = sum(halo_bytes(types[0], h.dim, h.low, h.high, self.mesh) for h in halos.values())
+            attrs["bytes_per_device"] = to_attribute(sent)
+        elif "bytes_per_device" in attrs:
+            del attrs["bytes_per_device"]  # gathered: the op itself sends nothing
+        return halos
 
     def _gather_operands(self, op, dim: str) -> None:
         """Make `dim` whole in every operand (ops that cut or join along it need it so)."""

@@ -3,8 +3,9 @@
 Every `!mtf.tensor` type in the module - op results, block arguments, function signatures -
 becomes the same type with free layouts and no `partial`. Collectives only change layouts
 (they are identities in global semantics), so without layouts they would not verify: they
-are erased, their results replaced by their operands. What remains is the program's global
-meaning, ready for propagation from scratch or for comparison with a partitioned version.
+are erased, their results replaced by their operands; the bytes a halo exchange recorded on
+a shift are dropped. What remains is the program's global meaning, ready for propagation
+from scratch or for comparison with a partitioned version.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class StripLayoutsPass(ModulePass):
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
             return
+        if not is_collective(op) and "bytes_per_device" in op.attributes:
+            del op.attributes["bytes_per_device"]  # a halo exchange's bytes go with its layout
         for result in op.results:
             _strip_value(result)
         if op.name == "func.func":
