@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .diagnostics import Diagnostic
+from .halo import halos_of
 from .layout_projection import merge_layouts, reshape_groups
 from .linearity import lazy_operands
 from .local_semantics import result_partial
@@ -55,11 +56,18 @@ def _problem(op, mesh_shape) -> str | None:
     for t, lazy in zip(operands, lazy_operands(op, operands, results[0].without_partial())):
         if t.partial and not lazy:
             return f"reads the pending value {t} where it is not linear"
+    halos = halos_of(op, operands + results, mesh_shape)
+    if any(h.fits for h in halos.values()) and "bytes_per_device" not in op.operation.attributes:
+        return "halo exchange without bytes_per_device"
     for dim in op.whole_dims():
+        halo = halos.get(dim)
+        if halo is not None and halo.fits:
+            continue
+        why = f" (a halo of {max(halo.low, halo.high)} rows does not fit in blocks of {halo.block})" if halo else ""
         for t in operands + results:
             if t.dim(dim).axes:
-                return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}"
-    problem = _layouts_disagree(op, operands, results[0], mesh_shape)
+                return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}{why}"
+    problem = _layouts_disagree(op, operands, results[0], mesh_shape, halos)
     if problem:
         return problem
     axes, reduction = result_partial(op, operands, results[0])
@@ -68,7 +76,7 @@ def _problem(op, mesh_shape) -> str | None:
     return None
 
 
-def _layouts_disagree(op, operands, result, mesh_shape) -> str | None:
+def _layouts_disagree(op, operands, result, mesh_shape, halos) -> str | None:
     factors = op.FACTORS
     if factors == "positional":
         src = operands[0]
@@ -82,7 +90,7 @@ def _layouts_disagree(op, operands, result, mesh_shape) -> str | None:
             if a is None or a != b:
                 return f"reshape groups {g.operand_dims} -> {g.result_dims} are not laid out alike: {operands[0]} -> {result}"
         return None
-    skip = set(op.whole_dims()) | set(op.lookup_dims())
+    skip = (set(op.whole_dims()) - set(halos)) | set(op.lookup_dims())
     seen: dict[str, tuple] = {}
     owner: dict[str, str] = {}
     for t in operands + [result]:

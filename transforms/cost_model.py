@@ -6,7 +6,8 @@ reports call only this module; nothing else estimates cost.
 **Bytes** (ring algorithms over a group of n devices, from the operand's shard; the formula
 of docs/partitioning.md): an all_gather sends (n-1) shards, an all_reduce 2(n-1)/n of the
 shard, a reduce_scatter and an all_to_all (n-1)/n; all_slice sends nothing; a
-collective_permute sends the whole shard.
+collective_permute sends the whole shard; a halo exchange (a shift along a split dim) sends
+only the boundary rows its neighbours read (`halo_bytes`).
 
 **Time** (α–β, per mesh axis): a collective over axes whose links have latency α and
 bandwidth β takes `steps·α + bytes/β`, with the ring's step count (n-1 for all_gather,
@@ -105,6 +106,18 @@ def collective_bytes(kind: str, operand: TensorType, axes, mesh_shape: dict[str,
     return ring_bytes(kind, shard_bytes(operand, mesh_shape), group_size(axes, mesh_shape))
 
 
+def halo_bytes(operand: TensorType, dim: str, low: int, high: int, mesh_shape: dict[str, int]) -> int:
+    """Bytes sent per device by a halo exchange along `dim` of `operand`: its last `low` rows
+    to the next block and its first `high` rows to the previous one, each row the rest of
+    the shard, sent once (a device at an end of the dim without wrap-around sends less; a dim
+    in one block sends nothing)."""
+    if group_size(operand.dim(dim).axes or (), mesh_shape) == 1:
+        return 0
+    local = operand.local_shape(mesh_shape)
+    row = math.prod(n for i, n in enumerate(local) if i != operand.index(dim))
+    return (low + high) * row * operand.dtype.itemsize
+
+
 @dataclass(frozen=True)
 class CostModel:
     """Prices collectives; `objective` says what the planner minimises ("bytes", the default,
@@ -139,8 +152,12 @@ class CostModel:
 
     def collective(self, kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> Cost:
         """The cost of one collective `kind` over `axes` on `operand`."""
+        return self.price(kind, shard_bytes(operand, mesh_shape), axes, mesh_shape)
+
+    def price(self, kind: str, shard: int, axes, mesh_shape: dict[str, int]) -> Cost:
+        """The cost of one collective `kind` over `axes` whose operand shard is `shard` bytes."""
         n = group_size(axes, mesh_shape)
-        sent = ring_bytes(kind, shard_bytes(operand, mesh_shape), n)
+        sent = ring_bytes(kind, shard, n)
         if _kind(kind) == "all_slice":
             return Cost(sent, 1, 0.0)
         links = [self.link(a) for a in axes] or [DEFAULT_LINK]

@@ -3,17 +3,20 @@
 Walks each function in program order after propagation:
 - an `mtf.shard` becomes the cheapest collective sequence (collectives/reshard_plan.py);
 - a dim an op cuts or joins along (slice, concat, pad, shift) is gathered first, and the
-  result re-split afterwards;
+  result re-split afterwards, except where the op reads only near each position and the
+  rows it reads fit in a neighbouring block (a shift by at most the block size): that dim
+  stays split and the op exchanges halos with its neighbours (dialect/halo.py);
 - contractions, reductions and lookups over split names leave their result *pending*
   (`partial@axes`); a pending sum with one use stays lazy through linear ops (adds of pending
   values add locally) and is all-reduced right before its first non-linear use, or
   reduce-scattered when a reshard wants the axis split (dialect/linearity.py); one with
   several uses is reduced once and shared;
 - function results are never pending.
-Every collective records `bytes_per_device`; with `explain=true` also why it exists
-(`mtf.provenance`, dialect/provenance.py: the op that needs it, the dims it changes, the rules
-or annotations behind each side), reported as a remark at its location. The output is the
-partitioned form of docs/partitioning.md, checked by `partitioned.verify_partitioned`.
+Every collective, and every op exchanging halos, records `bytes_per_device`; with
+`explain=true` each collective also records why it exists (`mtf.provenance`,
+dialect/provenance.py: the op that needs it, the dims it changes, the rules or annotations
+behind each side), reported as a remark at its location. The output is the partitioned form
+of docs/partitioning.md, checked by `partitioned.verify_partitioned`.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Literal
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.halo import split_halos
 from meshir.dialect.linearity import lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
@@ -32,9 +36,16 @@ from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY,
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.tensor_type import TensorType
 
-from .collectives.provenance import completed_reduction, remark, shard_provenance, whole_dim, written_provenance
+from .collectives.provenance import (
+    completed_reduction,
+    halo_exchange,
+    remark,
+    shard_provenance,
+    whole_dim,
+    written_provenance,
+)
 from .collectives.reshard_plan import plan_reshard
-from .cost_model import CostModel, collective_bytes
+from .cost_model import CostModel, collective_bytes, halo_bytes
 from .registry import IRForm, ModulePass, option, register_pass
 
 #: What this pass establishes and `mtf-lower-to-stablehlo{mode=explicit}` needs; the pass
@@ -190,7 +201,8 @@ class _FunctionRewriter:
         if why:
             op.operation.location = loc  # what propagation carried for this pass ends here
         name = op.operation.name
-        whole = op.whole_dims()
+        halos = self._keep_halos(op, why.get(WHOLE_KEY))
+        whole = [d for d in op.whole_dims() if d not in halos]
         for dim in whole:
             self._gather_operands(op, dim, why.get(WHOLE_KEY))
         for k, v in enumerate(op.operation.operands):
@@ -216,6 +228,26 @@ class _FunctionRewriter:
                     [why.get(PENDING_KEY)] + [self.pending.get(v) for v in op.operation.operands])
             if computed != final:
                 self._resplit(op, result, final, why.get(WHOLE_KEY))
+
+    def _keep_halos(self, op, why: Provenance | None) -> dict:
+        """The dims `op` computes along by a halo exchange instead of a gather (they stay
+        split; dialect/halo.py), with the exchange's bytes (and with `explain`, its
+        provenance) recorded on the op."""
+        types = [_type(v) for v in op.operation.operands] + [_type(r) for r in op.operation.results]
+        halos = split_halos(op, types, self.mesh)
+        attrs = op.operation.attributes
+        if halos:
+            sent = sum(halo_bytes(types[0], h.dim, h.low, h.high, self.mesh) for h in halos.values())
+            attrs["bytes_per_device"] = to_attribute(sent)
+            if self.explain:
+                exchange = halo_exchange(op, tuple(halos), why)
+                attrs[PROVENANCE_ATTR] = exchange.to_attribute()
+                self.remarks.append(remark(op, sent, exchange, "halo_exchange"))
+        else:
+            for name in ("bytes_per_device", PROVENANCE_ATTR):
+                if name in attrs:
+                    del attrs[name]  # gathered: the op itself sends nothing
+        return halos
 
     def _gather_operands(self, op, dim: str, why: Provenance | None) -> None:
         """Make `dim` whole in every operand (ops that cut or join along it need it so)."""

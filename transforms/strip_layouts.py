@@ -3,8 +3,9 @@
 Every `!mtf.tensor` type in the module - op results, block arguments, function signatures -
 becomes the same type with free layouts and no `partial`. Collectives only change layouts
 (they are identities in global semantics), so without layouts they would not verify: they
-are erased, their results replaced by their operands. What remains is the program's global
-meaning, ready for propagation from scratch or for comparison with a partitioned version.
+are erased, their results replaced by their operands; the bytes a halo exchange recorded on
+a shift are dropped. What remains is the program's global meaning, ready for propagation
+from scratch or for comparison with a partitioned version.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from meshir._jax_private import ir
 from meshir.dialect.ops import is_collective
+from meshir.dialect.provenance import PROVENANCE_ATTR
 from meshir.dialect.tensor_type import TensorType
 
 from .registry import ModulePass, option, register_pass
@@ -41,6 +43,10 @@ class StripLayoutsPass(ModulePass):
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
             return
+        if not is_collective(op):  # a halo exchange's bytes and reason go with its layout
+            for name in ("bytes_per_device", PROVENANCE_ATTR):
+                if name in op.attributes:
+                    del op.attributes[name]
         for result in op.results:
             _strip_value(result)
         if op.name == "func.func":

@@ -58,6 +58,10 @@ def _try(cls, attr):
 #: pending through them when every operand is pending alike.
 MOVE = {"sum": "alike", "max": "alike", "min": "alike"}
 
+#: The bytes an op sends per device, recorded by mtf-insert-collectives on every collective
+#: and on an op that exchanges halos.
+BYTES = {"bytes_per_device": "int"}
+
 
 KIND_TEXT = {
     "str": "a string",
@@ -97,7 +101,7 @@ class MtfOp(ir.OpView):
     #: "reshape" (groups of dims with equal element counts), "none" (each value apart).
     FACTORS = "by_name"
     #: Attributes naming dims the op computes along (cuts, joins, shifts): such a dim must be
-    #: whole on every device in the partitioned form.
+    #: whole on every device in the partitioned form, unless `halos()` lets it stay split.
     WHOLE_DIM_ATTRS: tuple[str, ...] = ()
     #: Attributes naming dims whose operand and result index spaces differ, so a layout does
     #: not pass through them in propagation (slice, concat, pad; a collective's changed dims).
@@ -115,6 +119,13 @@ class MtfOp(ir.OpView):
     def whole_dims(self) -> list[str]:
         """The dims named by WHOLE_DIM_ATTRS."""
         return [self.attr(a) for a in self.WHOLE_DIM_ATTRS]
+
+    def halos(self) -> dict[str, tuple[int, int]]:
+        """Whole dims the op reads only near each position (a shift, later a window), each
+        with its reach `(low, high)`: the rows before and after a block its computation reads.
+        Such a dim may stay split when the neighbouring blocks send those rows (a halo
+        exchange, dialect/halo.py); none by default."""
+        return {}
 
     def unlinked_dims(self) -> set[str]:
         """The dims named by UNLINKED_DIM_ATTRS (a collective: the dims it changes)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..diagnostics import VerifyError
 from ..tensor_type import TensorType, format_axes
-from .base import OP_CLASSES, MtfOp, mtf_op
+from .base import BYTES, OP_CLASSES, MtfOp, mtf_op
 
 REDUCTIONS = ("sum", "max", "min")
 
@@ -55,10 +55,6 @@ class ShardOp(_GlobalIdentityOp):
     #: Not pure: propagation reads the constraint even where the result is unused, so an
     #: unused shard is not dead, and mtf-canonicalize never merges nor erases one.
     PURE = False
-
-
-#: Every collective may record the bytes it sends per device (set by mtf-insert-collectives).
-BYTES = {"bytes_per_device": "int"}
 
 
 class _CollectiveOp(_GlobalIdentityOp):

@@ -5,7 +5,7 @@ from meshir._jax_private import ir
 
 from ..diagnostics import VerifyError
 from ..tensor_type import Dimension
-from .base import MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
+from .base import BYTES, MOVE, MtfOp, mtf_op, names_text, same_element_type, same_sizes
 from .base import layout_free, producer, replicated, same_type_operand
 
 
@@ -228,17 +228,33 @@ class PadOp(_AlongDimOp):
 class ShiftOp(_AlongDimOp):
     """`mtf.shift {dim, offset, wrap, fill}`: out[i] = in[i - offset] along `dim`.
 
-    Vacated positions get `fill`, or the wrapped-around values when `wrap` is true.
+    Vacated positions get `fill`, or the wrapped-around values when `wrap` is true. Along a
+    split `dim` it reads |offset| rows of a neighbouring block (`halos`), and records the
+    bytes of that exchange (`bytes_per_device`).
     """
 
     OPERATION_NAME = "mtf.shift"
-    ATTRIBUTES = {"dim": "str", "offset": "int", "wrap": "bool", "fill": "float"}
-    OPTIONAL = frozenset({"wrap", "fill"})
+    ATTRIBUTES = {"dim": "str", "offset": "int", "wrap": "bool", "fill": "float", **BYTES}
+    OPTIONAL = frozenset({"wrap", "fill", "bytes_per_device"})
     DEFAULTS = {"wrap": False, "fill": 0.0}
 
     @classmethod
     def resized_dim(cls, sizes, attrs):
         return sizes[0]
+
+    def nearest_offset(self) -> int:
+        """The offset, or when wrapping the equivalent one of least magnitude (a shift by
+        n - 1 of n rows is one by -1): the fewest rows to bring from a neighbour."""
+        offset, size = self.attr("offset"), self.input_type.size(self.attr("dim"))
+        if not self.attr("wrap") or not size:
+            return offset
+        k = offset % size
+        return k - size if k > size - k else k
+
+    def halos(self):
+        """out[i] = in[i - k]: a block reads the k rows before it (k > 0) or -k after it."""
+        k = self.nearest_offset()
+        return {self.attr("dim"): (max(k, 0), max(-k, 0))}
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type

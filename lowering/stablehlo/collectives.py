@@ -116,7 +116,12 @@ def collective_permute(p: FunctionLowering, op) -> Local:
         raise op_error(op, str(e)) from None
     if all(s == t for s, t in pairs):
         return x
-    b = p.b
+    return permute(p.b, x, pairs)
+
+
+def permute(b: hlo.Builder, x: Local, pairs) -> Local:
+    """A `collective_permute` of `x` by `(source, target)` partition pairs; a device that is
+    no target receives zeros."""
     attrs = {"source_target_pairs": pairs_attr(pairs), "channel_handle": b.channel_handle()}
     return b.op("collective_permute", [x], x.shape, x.elem, attrs)
 

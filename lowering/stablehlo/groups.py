@@ -92,3 +92,17 @@ def permute_pairs(mesh: Mesh, src: TensorType, dst: TensorType) -> list[tuple[in
         pairs += [(p, p) for p in same]
         pairs += zip([p for p in sources if p not in same], [p for p in targets if p not in same])
     return sorted(pairs, key=lambda st: st[1])
+
+
+def neighbour_pairs(mesh: Mesh, axes, step: int, wrap: bool) -> list[tuple[int, int]]:
+    """`(source, target)` pairs sending each device's data to the device `step` blocks
+    further along a dim split over `axes` (the same coordinates on every other axis). Pairs
+    past either end of the dim are dropped, or wrap around to the other end with `wrap`."""
+    pairs = []
+    for group in replica_groups(mesh, axes):
+        n = len(group)
+        for j, source in enumerate(group):
+            k = (j + step) % n if wrap else j + step
+            if 0 <= k < n:
+                pairs.append((source, group[k]))
+    return sorted(pairs, key=lambda st: st[1])

@@ -1,11 +1,13 @@
 """Shape ops on local shards. broadcast and transpose move dims by name; rename and reshape
 are local reshapes (the partitioned verifier has checked that each reshape group is laid out
-alike on both sides); slice, concat, pad and shift act along a dim every device holds whole.
+alike on both sides); slice, concat and pad act along a dim every device holds whole, and
+shift too unless the dim is split, where it exchanges halos (halo.py).
 """
 from __future__ import annotations
 
 from . import builder as hlo
 from .context import FunctionLowering
+from .halo import extend_with_halos
 from .types import Local
 
 
@@ -43,11 +45,18 @@ def pad(p: FunctionLowering, op) -> Local:
 
 
 def shift(p: FunctionLowering, op) -> Local:
-    """out[i] = in[i - offset]: a rotation (two slices joined) when wrapping, otherwise a
-    pad by `offset` on one side and a cut on the other, with `fill`."""
+    """out[i] = in[i - offset]. Along a split dim: the shard extended by the rows its
+    neighbours send (a halo exchange), cut to the shifted window. Along a whole dim: a
+    rotation (two slices joined) when wrapping, otherwise a pad by `offset` on one side and
+    a cut on the other, with `fill`."""
     (x,) = p.operands(op)
     b, axis, offset = p.b, _axis(op, op.input_type), op.attr("offset")
     n = x.shape[axis]
+    axes = p.split_axes(op.input_type, axis)
+    if axes:
+        low, high = op.halos()[op.attr("dim")]
+        extended = extend_with_halos(b, p.mesh, x, axis, axes, low, high, op.attr("fill"), op.attr("wrap"))
+        return hlo.slice_along(b, extended, axis, high, high + n)
     if op.attr("wrap"):
         k = offset % n
         if k == 0:

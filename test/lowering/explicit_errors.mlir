@@ -43,3 +43,35 @@ func.func @pending_argument(%a: !mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.ten
   %0 = "mtf.all_reduce"(%a) {reduction = "sum", axes = ["x"], bytes_per_device = 16 : i64} : (!mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.tensor<d=4@(), f32>
   return %0 : !mtf.tensor<d=4@(), f32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4]>
+
+// A shift along a split dim reads its neighbours' rows: only as far as one block (here 2 rows).
+func.func @shift_past_the_block_along_a_split_dim(%a: !mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@x, f32> {
+  // expected-error @+1 {{'mtf.shift' op is not partitioned: 'd' must be whole on every device, got @x in !mtf.tensor<d=8@x, f32> (a halo of 3 rows does not fit in blocks of 2)}}
+  %0 = "mtf.shift"(%a) {dim = "d", offset = 3 : i64, bytes_per_device = 12 : i64} : (!mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@x, f32>
+  return %0 : !mtf.tensor<d=8@x, f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4]>
+
+func.func @halo_shift_without_bytes(%a: !mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@x, f32> {
+  // expected-error @+1 {{'mtf.shift' op is not partitioned: halo exchange without bytes_per_device}}
+  %0 = "mtf.shift"(%a) {dim = "d", offset = 1 : i64} : (!mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@x, f32>
+  return %0 : !mtf.tensor<d=8@x, f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// The shifted dim must be split alike in operand and result (here x against y).
+func.func @halo_shift_changing_the_layout(%a: !mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@y, f32> {
+  // expected-error @+1 {{'mtf.shift' op is not partitioned: 'd' must be whole on every device, got @x in !mtf.tensor<d=8@x, f32>}}
+  %0 = "mtf.shift"(%a) {dim = "d", offset = 1 : i64, bytes_per_device = 4 : i64} : (!mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@y, f32>
+  return %0 : !mtf.tensor<d=8@y, f32>
+}

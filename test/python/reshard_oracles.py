@@ -1,7 +1,7 @@
 """Two oracles for the reshard planner (a test helper, not a test file).
 
 - `brute_force_bytes`: the fewest bytes per device over every sequence of at most `depth`
-  collectives, written from the collectives' definitions here and sharing no code with the
+  collectives (never bringing in a mesh axis neither side uses, as MeshIR's plans), written from the collectives' definitions here and sharing no code with the
   planner (transforms/collectives/reshard_plan.py) nor the dialect: layouts are tuples of
   axis tuples, each collective's layout change and its ring bytes are restated below, and
   the minimum over all sequences is taken level by level (the cheapest way to each layout
@@ -30,11 +30,12 @@ def _shard_elements(sizes, layout: Layout, mesh) -> int | None:
     return total
 
 
-def _moves(sizes, layout: Layout, pending: tuple[str, ...], keep: tuple[str, ...], mesh):
-    """(bytes per device, new layout, new pending) of every collective from a state."""
+def _moves(sizes, layout: Layout, pending: tuple[str, ...], keep: tuple[str, ...], mesh, involved):
+    """(bytes per device, new layout, new pending) of every collective from a state; slices
+    bring in only `involved` axes (those the source or target uses, as MeshIR's plans do)."""
     shard = _shard_elements(sizes, layout, mesh) * ITEMSIZE
     used = {a for axes in layout for a in axes} | set(pending)
-    free = [a for a in mesh if a not in used]
+    free = [a for a in mesh if a not in used and a in involved]
     done = [a for a in pending if a not in keep]
     group = lambda axes: math.prod(mesh[a] for a in axes)  # noqa: E731
     ranks = range(len(layout))
@@ -80,12 +81,13 @@ def brute_force_bytes(sizes, source: Layout, target: Layout, mesh, source_pendin
     """The fewest bytes per device from (source, pending) to (target, pending) over every
     sequence of at most `depth` collectives; None when none reaches it."""
     start, goal = (source, tuple(source_pending)), (target, tuple(target_pending))
+    involved = {a for axes in source + target for a in axes} | set(source_pending) | set(target_pending)
     best = {start: 0}
     level = {start: 0}
     for _ in range(depth):
         following: dict = {}
         for (layout, pending), cost in level.items():
-            for sent, new_layout, new_pending in _moves(sizes, layout, pending, tuple(target_pending), mesh):
+            for sent, new_layout, new_pending in _moves(sizes, layout, pending, tuple(target_pending), mesh, involved):
                 if _shard_elements(sizes, new_layout, mesh) is None:
                     continue
                 state = (new_layout, new_pending)

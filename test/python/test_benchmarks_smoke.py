@@ -116,3 +116,11 @@ def test_call_overhead_quick_run_writes_its_report(tmp_path):
                                        "jax compiled floor"}
         assert r["before_pjrt_us"]["arrays"] > 0 and r["target_us"] == 50 + r["arguments"]
     assert "| 10 |" in (tmp_path / "call_overhead.md").read_text()
+
+
+def test_halo_benchmark_measures_a_one_row_shift():
+    halo = load("halo")
+    record = halo.measure({"x": 8}, {"d": "x"}, 4, 64, 1, False)
+    assert record["halo"]["hlo_collectives"] == {"collective-permute": 1}
+    assert [record[k]["hlo_bytes_per_device"] for k in ("halo", "gather", "gspmd")] == [16, 896, 16]
+    assert record["halo"]["report_bytes_per_device"] == 16

@@ -146,3 +146,31 @@ def test_cost_model_options_and_errors():
         CostModel("flops")
     with pytest.raises(mi.MeshIRError, match="latency >= 0 and bandwidth > 0"):
         AxisLink(1e-5, 0.0)
+
+
+def test_a_mesh_of_six_axes_gets_the_narrow_search_and_still_matches_shardy():
+    mesh = {a: 2 for a in "xyzwuv"}
+    source = TensorType(tuple(Dimension(n, 8, ax) for n, ax in zip("abcd", [("x",), ("y", "z"), (), ()])), "f32")
+    target = TensorType(tuple(Dimension(n, 8, ax) for n, ax in zip("abcd", [(), (), ("w", "u"), ("v",)])), "f32")
+    steps = plan_reshard(source, target, mesh)
+    assert steps[-1].result == target
+    shardy = shardy_bytes((8, 8, 8, 8), (("x",), ("y", "z"), (), ()), ((), (), ("w", "u"), ("v",)), mesh)
+    assert sum(s.bytes_per_device for s in steps) <= shardy[0]
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_searches_cut_short_fall_back_to_valid_plans(case, monkeypatch):
+    from meshir.transforms.collectives import reshard_plan
+
+    monkeypatch.setattr(reshard_plan, "MAX_MOVES", 3)  # every search gives up: the last resort plans
+    reshard_plan._plan.cache_clear()
+    mesh, sizes, source, target, pending, keep = _pairs(12, 31, with_partial=True)[case]
+    try:
+        steps = plan_reshard(tensor(sizes, source, pending), tensor(sizes, target, keep), mesh)
+    finally:
+        reshard_plan._plan.cache_clear()
+    current = tensor(sizes, source, pending)
+    for step in steps:
+        assert step.source == current
+        current = step.result
+    assert current == tensor(sizes, target, keep)

@@ -1,6 +1,7 @@
 // mtf-strip-layouts frees every layout and drops partial markers everywhere a type
 // appears: arguments, results, op results, nested blocks and the function type; it erases
-// collectives (identities in global semantics) unless told to keep them.
+// collectives (identities in global semantics) unless told to keep them, and drops the bytes a
+// halo exchange recorded on a shift.
 // RUN: meshir-opt %s --split-input-file --mtf-strip-layouts | filecheck %s
 // RUN: meshir-opt %s --split-input-file --mtf-strip-layouts=keep-collectives --verify-each=false | filecheck %s --check-prefix=KEEP
 
@@ -43,4 +44,16 @@ func.func @nested_region(%a: !mtf.tensor<b=8@x, f32>) {
     "test.yield"(%arg) : (!mtf.tensor<b=8@x, f32>) -> ()
   }) : () -> ()
   return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4]>
+
+// A shift along a split dim (a halo exchange) loses its recorded bytes with its layout.
+// CHECK-LABEL: func.func @halo_shift_forgets_its_bytes
+// CHECK-NEXT: "mtf.shift"(%arg0) {dim = "d", offset = 1 : i64} : (!mtf.tensor<d=8, f32>) -> !mtf.tensor<d=8, f32>
+func.func @halo_shift_forgets_its_bytes(%a: !mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@x, f32> {
+  %0 = "mtf.shift"(%a) {dim = "d", offset = 1 : i64, bytes_per_device = 4 : i64} : (!mtf.tensor<d=8@x, f32>) -> !mtf.tensor<d=8@x, f32>
+  return %0 : !mtf.tensor<d=8@x, f32>
 }

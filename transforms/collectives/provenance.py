@@ -54,11 +54,22 @@ def whole_dim(op, dim: str | None, why: Provenance | None, final: TensorType | N
                                f"{final}")
 
 
-def remark(op, nbytes: int, why: Provenance) -> Diagnostic:
-    """What `explain=true` reports at a collective's location."""
-    kind = op.operation.name.split(".", 1)[1]
+def halo_exchange(op, dims: tuple[str, ...], why: Provenance | None) -> Provenance:
+    """Why an op along split dims (a shift) exchanges boundary rows with its neighbours:
+    those dims are split (`why`: the statements that split them) and it needs rows of the
+    neighbouring blocks."""
+    name = op.operation.name
+    sources = tuple(s for s in why.sources if s.dim in dims) if why else ()
+    return Provenance(name, dims, f"{name} along split {', '.join(map(repr, dims))} needs boundary rows of the "
+                                  f"neighbouring blocks (a halo exchange, not a gather)", sources)
+
+
+def remark(op, nbytes: int, why: Provenance, kind: str | None = None) -> Diagnostic:
+    """What `explain=true` reports at a collective's (or a halo exchange's: `kind`) location."""
+    if kind is None:
+        kind = op.operation.name.split(".", 1)[1]
     axes = op.attr("axes") if "axes" in op.operation.attributes else ()
     over = f" over {format_axes(tuple(axes))}" if axes else ""
-    dims = ", ".join(collective_dims(op, why)) or "none"
+    dims = ", ".join(why.dims if kind == "halo_exchange" else collective_dims(op, why)) or "none"
     return Diagnostic(op.location, f"{kind}{over} ({nbytes} bytes/device) for dims {dims}, needed by {why.needed_by}: "
                                    f"{why.because}", "remark")

@@ -13,23 +13,34 @@ Edges from a state (the mesh's axes only, never pending axes the target keeps):
 - `all_reduce` over any non-empty set of the pending axes the target does not keep;
 - `reduce_scatter` of such axes (in any order) onto any dim where they are free;
 - `all_gather` of a dim's k minor-most axes;
-- `all_slice` of free axes (any order) onto any dim;
+- `all_slice` of a free axis onto any dim, among the axes the source or the target uses (one
+  axis per edge; consecutive slices of a dim are merged into one op afterwards);
 - `all_to_all` of a dim's k minor-most axes onto any other dim (several axes at once);
 - `collective_permute` to any other layout with the same shard shape on every dim (the same
   axes moving between dims, or a dim's axes reordered).
 
+A mesh axis that neither side uses is never brought in: spreading a value over it can lower
+ring bytes (e.g. a pending sum over x slices the idle y, reduce-scatters over x and
+all-gathers over (y, x): 1.25 instead of 1.5 shards), but it trades one all_reduce for three
+collectives and involves devices that hold nothing of the value (docs/reshard-planner.md).
+
 Searches are cached per (source, target, mesh, cost model): a model's layers repeat them.
+On meshes of more than four axes, or after MAX_MOVES moves, the search runs in a narrower
+space (no permutes, slices only of the target's axes): its plan is then the cheapest of that
+space, not proven the cheapest of all; should that one also exceed MAX_MOVES, the plan is
+`_fallback_path`'s (slice what is free, gather, slice).
 """
 from __future__ import annotations
 
 import functools
 import heapq
 import itertools
+import math
 from dataclasses import dataclass
 
-from meshir.dialect.diagnostics import MeshIRError, VerifyError
+from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.ops import OP_CLASSES
-from meshir.dialect.tensor_type import TensorType, TypeContentError
+from meshir.dialect.tensor_type import TensorType
 
 from ..cost_model import BYTES, Cost, CostModel, group_size
 
@@ -75,38 +86,85 @@ def _plan(source: TensorType, target: TensorType, mesh: tuple, model: CostModel)
     if [a for a in target.partial if a not in source.partial] or (
             source.partial and target.partial and source.partial_reduction != target.partial_reduction):
         raise MeshIRError(f"cannot create pending reductions: {source} -> {target}")
-    # Dijkstra: entries (key, order, state, steps); `order` breaks ties by insertion, which
-    # follows the fixed edge order, so the first cheapest plan found is always the same.
+    try:
+        if len(mesh_shape) > MAX_EXACT_AXES:
+            raise _TooLarge
+        return _search(source, target, mesh_shape, model, _Space(source, target, mesh_shape, model, full=True))
+    except _TooLarge:
+        pass
+    try:
+        return _search(source, target, mesh_shape, model, _Space(source, target, mesh_shape, model, full=False))
+    except _TooLarge:
+        return _merged(_steps(source, _fallback_path(source, target), mesh_shape, model))
+
+
+#: Moves the exact search tries before it gives up for the narrower space (meshes of many
+#: axes: every permutation of a shard's axes is a move; about a second of Python).
+MAX_MOVES = 100_000
+#: Meshes of more axes get the narrower space at once (a shard's axes have too many orders).
+MAX_EXACT_AXES = 4
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _search(source, target, mesh_shape, model: CostModel, space: "_Space") -> tuple[Step, ...]:
+    # Dijkstra over compact states (layout tuple, pending axes); entries (key, order, state,
+    # cost, path). `order` breaks ties by insertion, which follows the fixed edge order, so
+    # the first cheapest plan found is always the same one.
     counter = itertools.count()
-    start = _state(source)
+    start, goal = _state(source), _state(target)
     bound = model.key(_gather_then_slice_cost(source, target, mesh_shape, model))
-    best = {start: (model.key(Cost()), ())}
-    frontier = [(model.key(Cost()), next(counter), source, Cost(), ())]
-    done = set()
+    best = {start: model.key(Cost())}
+    frontier = [(model.key(Cost()), next(counter), start, Cost(), ())]
+    done, tried = set(), 0
     while frontier:
-        key, _, current, cost, steps = heapq.heappop(frontier)
-        state = _state(current)
+        _, _, state, cost, path = heapq.heappop(frontier)
         if state in done:
             continue
         done.add(state)
-        if state == _state(target):
-            return steps
-        for kind, attrs in _edges(current, target, mesh_shape):
-            try:
-                result = OP_CLASSES["mtf." + kind].result_of(current, attrs)
-                result.local_shape(mesh_shape)  # each split divides its dim
-            except (VerifyError, TypeContentError):
+        if state == goal:
+            return _merged(_steps(source, path, mesh_shape, model))
+        for kind, attrs, new_state, price in space.moves(state):
+            tried += 1
+            if tried > MAX_MOVES:
+                raise _TooLarge
+            total = cost + price
+            key = model.key(total)
+            if key > bound or new_state in done or best.get(new_state, (math.inf,)) <= key:
                 continue
-            step_cost = model.collective(kind, current, _axes_of(kind, attrs, current, result), mesh_shape)
-            total = cost + step_cost
-            new_key, new_state = model.key(total), _state(result)
-            if new_key > bound or new_state in done or (new_state in best and best[new_state][0] <= new_key):
-                continue
-            step = Step(kind, {k: v for k, v in attrs.items() if k != "layout"}, current, result,
-                        step_cost.bytes_per_device)
-            best[new_state] = (new_key, steps)
-            heapq.heappush(frontier, (new_key, next(counter), result, total, steps + (step,)))
+            best[new_state] = key
+            heapq.heappush(frontier, (key, next(counter), new_state, total, path + ((kind, attrs),)))
     raise MeshIRError(f"cannot plan a reshard from {source} to {target}")
+
+
+def _steps(source: TensorType, path, mesh_shape, model: CostModel) -> tuple[Step, ...]:
+    """The path's collectives as typed steps, each result from the op's own `result_of` (the
+    one statement of what a collective does: the search's compact moves must agree with it)."""
+    steps, current = [], source
+    for kind, attrs in path:
+        result = OP_CLASSES["mtf." + kind].result_of(current, attrs)
+        price = model.collective(kind, current, _axes_of(kind, attrs, current, result), mesh_shape)
+        steps.append(Step(kind, {k: v for k, v in attrs.items() if k != "layout"}, current, result,
+                          price.bytes_per_device))
+        current = result
+    return tuple(steps)
+
+
+def _merged(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """`steps` with consecutive all_slices of one dim as one (the search slices one axis at a
+    time, which keeps its edges few; slicing sends nothing either way)."""
+    out: list[Step] = []
+    for step in steps:
+        last = out[-1] if out else None
+        if (last is not None and step.kind == last.kind == "all_slice"
+                and step.attributes["dim"] == last.attributes["dim"]):
+            attrs = {"dim": last.attributes["dim"], "axes": tuple(last.attributes["axes"]) + tuple(step.attributes["axes"])}
+            out[-1] = Step("all_slice", attrs, last.source, step.result, 0)
+        else:
+            out.append(step)
+    return tuple(out)
 
 
 def _gather_then_slice_cost(source: TensorType, target: TensorType, mesh_shape, model: CostModel) -> Cost:
@@ -123,7 +181,45 @@ def _gather_then_slice_cost(source: TensorType, target: TensorType, mesh_shape, 
         if axes:
             total = total + model.collective("all_gather", current, axes, mesh_shape)
             current = current.with_layout({d: ()})
-    return total + Cost(0, sum(1 for d in target.names if _axes(target, d)))
+    return total + Cost(0, sum(len(_axes(target, d)) for d in target.names))  # one slice per axis
+
+
+def _fallback_path(source: TensorType, target: TensorType) -> list:
+    """The last resort of a search too large to finish: complete the pending axes the target
+    does not keep; slice every dim that is on its way to its target layout by the target's
+    axes while they are free (so later gathers send less); gather each other dim down to a
+    prefix of its target layout; slice again."""
+    layout = {d: _axes(source, d) for d in source.names}
+    want = {d: _axes(target, d) for d in target.names}
+    path = []
+    removable = tuple(a for a in source.partial if a not in target.partial)
+    if removable:
+        path.append(("all_reduce", {"reduction": source.partial_reduction, "axes": removable}))
+
+    def slice_free():
+        used = {a for axes in layout.values() for a in axes} | set(target.partial)
+        for d, have in layout.items():
+            if want[d][:len(have)] != have:
+                continue
+            add = ()
+            for axis in want[d][len(have):]:
+                if axis in used:
+                    break
+                add += (axis,)
+            if add:
+                path.append(("all_slice", {"dim": d, "axes": add}))
+                layout[d] = have + add
+
+    slice_free()
+    for d, have in layout.items():
+        keep = 0
+        while keep < len(have) and keep < len(want[d]) and have[keep] == want[d][keep]:
+            keep += 1
+        if keep < len(have):
+            path.append(("all_gather", {"dim": d, "axes": have[keep:]}))
+            layout[d] = have[:keep]
+    slice_free()
+    return path
 
 
 def _state(t: TensorType):
@@ -145,6 +241,82 @@ def _step_axes(step: Step) -> tuple[str, ...]:
     return _axes_of(step.kind, step.attributes, step.source, step.result)
 
 
+class _Space:
+    """The moves of the search on compact states `(layout, pending)`: `layout` a tuple of each
+    dim's axes. Each move restates its collective's layout change on tuples (fast); `_steps`
+    re-derives the chosen ones with the ops' `result_of`. The narrow space (`full=False`, for
+    searches too large to finish) slices only axes the target uses and has no permutes."""
+
+    def __init__(self, source: TensorType, target: TensorType, mesh_shape, model: CostModel, full: bool):
+        self.full = full
+        self.target_axes = set(target.used_axes_list())
+        self.involved = set(source.used_axes_list()) | self.target_axes
+        self.names, self.sizes = source.names, source.shape
+        self.itemsize = source.dtype.itemsize
+        self.mesh, self.model = mesh_shape, model
+        self.keep = set(target.partial)
+        self.reduction = source.partial_reduction
+
+    def shard(self, layout) -> int | None:
+        """Bytes of one device's shard, None when a split does not divide its dim."""
+        elements = 1
+        for size, axes in zip(self.sizes, layout):
+            split = group_size(axes, self.mesh)
+            if size % split:
+                return None
+            elements *= size // split
+        return elements * self.itemsize
+
+    def moves(self, state):
+        """(kind, attributes, next state, cost) of every collective from `state`."""
+        layout, pending = state
+        shard = self.shard(layout)
+        for kind, attrs, new_layout, new_pending in self._moves(layout, pending):
+            if self.shard(new_layout) is None:
+                continue
+            axes = attrs.get("axes") or tuple(a for old, new in zip(layout, new_layout) if old != new for a in old)
+            yield kind, attrs, (new_layout, new_pending), self.model.price(kind, shard, axes, self.mesh)
+
+    def _moves(self, layout, pending):
+        names, ranks = self.names, range(len(self.names))
+        used = {a for axes in layout for a in axes} | set(pending)
+        free = [a for a in self.mesh if a not in used]
+        removable = [a for a in pending if a not in self.keep]
+
+        def put(i, axes):
+            return tuple(axes if j == i else layout[j] for j in ranks)
+
+        def left(axes):
+            return tuple(a for a in pending if a not in axes)
+
+        for k in range(1, len(removable) + 1):
+            for axes in itertools.combinations(removable, k):
+                yield "all_reduce", {"reduction": self.reduction, "axes": axes}, layout, left(axes)
+        for axes in _orderings(removable):
+            for i in ranks:
+                yield ("reduce_scatter", {"reduction": self.reduction, "dim": names[i], "axes": axes},
+                       put(i, layout[i] + axes), left(axes))
+        for i in ranks:
+            have = layout[i]
+            for k in range(1, len(have) + 1):
+                yield "all_gather", {"dim": names[i], "axes": have[len(have) - k:]}, put(i, have[:len(have) - k]), pending
+        free = [a for a in free if a in (self.involved if self.full else self.target_axes)]
+        for axis in free:  # one axis at a time: slices are free; consecutive ones merge (_merged)
+            for i in ranks:
+                yield "all_slice", {"dim": names[i], "axes": (axis,)}, put(i, layout[i] + (axis,)), pending
+        for i in ranks:
+            have = layout[i]
+            for k in range(1, len(have) + 1):
+                moved = have[len(have) - k:]
+                for j in ranks:
+                    if j != i:
+                        new = tuple(have[:len(have) - k] if m == i else layout[j] + moved if m == j else layout[m]
+                                    for m in ranks)
+                        yield "all_to_all", {"src_dim": names[i], "dst_dim": names[j], "axes": moved}, new, pending
+        for new in _same_shard_layouts(layout, tuple(sorted(self.mesh.items()))) if self.full else ():
+            yield "collective_permute", {"layout": dict(zip(names, new))}, new, pending
+
+
 def _orderings(axes, max_len: int | None = None):
     """Every non-empty ordered selection of distinct `axes` (shortest first)."""
     top = len(axes) if max_len is None else min(max_len, len(axes))
@@ -152,48 +324,18 @@ def _orderings(axes, max_len: int | None = None):
         yield from itertools.permutations(axes, k)
 
 
-def _edges(current: TensorType, target: TensorType, mesh_shape: dict[str, int]):
-    """(kind, attributes) of every collective the search tries from `current`."""
-    names = current.names
-    used = set(current.used_axes_list())
-    free = [a for a in mesh_shape if a not in used]
-    removable = [a for a in current.partial if a not in target.partial]
-    reduction = current.partial_reduction
-    for k in range(1, len(removable) + 1):
-        for axes in itertools.combinations(removable, k):
-            yield "all_reduce", {"reduction": reduction, "axes": axes}
-    for axes in _orderings(removable):
-        for d in names:
-            yield "reduce_scatter", {"reduction": reduction, "dim": d, "axes": axes}
-    for d in names:
-        have = _axes(current, d)
-        for k in range(1, len(have) + 1):
-            yield "all_gather", {"dim": d, "axes": have[len(have) - k:]}
-    for axes in _orderings(free):
-        for d in names:
-            yield "all_slice", {"dim": d, "axes": axes}
-    for s in names:
-        have = _axes(current, s)
-        for k in range(1, len(have) + 1):
-            for t in names:
-                if t != s:
-                    yield "all_to_all", {"src_dim": s, "dst_dim": t, "axes": have[len(have) - k:]}
-    for layout in _same_shard_layouts(current, mesh_shape):
-        yield "collective_permute", {"layout": layout}
-
-
-def _same_shard_layouts(current: TensorType, mesh_shape: dict[str, int]):
-    """Every other layout of `current`'s dims with the same split factor on each dim, from the
-    axes its dims use (a permute re-maps shards; it cannot split or gather)."""
-    names = current.names
-    pool = [a for d in names for a in _axes(current, d)]
+@functools.lru_cache(maxsize=65536)
+def _same_shard_layouts(layout: tuple, mesh: tuple) -> tuple:
+    """Every other layout with the same split factor on each dim, from the axes the dims use
+    (a permute re-maps shards; it cannot split or gather)."""
+    mesh_shape = dict(mesh)
+    pool = tuple(a for axes in layout for a in axes)
     if not pool:
-        return
-    factors = [group_size(_axes(current, d), mesh_shape) for d in names]
-    original = tuple(_axes(current, d) for d in names)
+        return ()
+    factors = [group_size(axes, mesh_shape) for axes in layout]
 
     def assign(i: int, left: tuple[str, ...]):
-        if i == len(names):
+        if i == len(layout):
             if not left:
                 yield ()
             return
@@ -204,6 +346,4 @@ def _same_shard_layouts(current: TensorType, mesh_shape: dict[str, int]):
             for tail in assign(i + 1, rest):
                 yield (choice,) + tail
 
-    for layout in assign(0, tuple(pool)):
-        if layout != original:
-            yield dict(zip(names, layout))
+    return tuple(new for new in assign(0, pool) if new != layout)

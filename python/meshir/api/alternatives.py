@@ -23,10 +23,11 @@ from meshir.dialect import MeshIRError, get_context
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES
-from meshir.dialect.provenance import RULE, collective_dims, provenance_of
+from meshir.dialect.provenance import RULE
 from meshir.dialect.signature import defined_functions, is_mtf_function
 from meshir.dialect.tensor_type import format_axes
+
+from .compile_report import CompileReport, collective_ops
 
 _TAG = "mtf.explain#"
 _TAG_RE = re.compile(re.escape(_TAG) + r"(\d+)")
@@ -162,12 +163,9 @@ def _compile(tagged, rules: LayoutRules, model, change):
             raise
         return None
     out = []
-    for fn in defined_functions(module):
-        for op in fn.regions[0].blocks[0].operations:
-            if op.operation.name in COLLECTIVE_OP_NAMES:
-                tag = _TAG_RE.search(str(op.location))
-                key = (tag.group(1) if tag else "", op.operation.name[4:], collective_dims(op, provenance_of(op)))
-                out.append((key, op.operation.name[4:], ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value))
+    for op, record in collective_ops(module):
+        tag = _TAG_RE.search(str(op.location))
+        out.append(((tag.group(1) if tag else "", record.kind, record.dims), record.kind, record.bytes_per_device))
     return out
 
 
@@ -182,8 +180,6 @@ def partition(module, rules: LayoutRules, model) -> None:
 
 def compile_report(source, rules: LayoutRules, model):
     """The CompileReport of `source` partitioned as mi.compile does (no lowering, no XLA)."""
-    from .compile_report import CompileReport
-
     with get_context():
         module = source.operation.clone()
     partition(module, rules, model)

@@ -37,23 +37,41 @@ class CollectiveRecord:
 
 
 def collectives_of(module) -> list[CollectiveRecord]:
-    """Every collective of every function, in program order."""
-    records = []
+    """Every collective of every function, in program order, and every halo exchange (an op
+    along a split dim that records the bytes it sends, kind `halo_exchange`)."""
+    return [record for _, record in collective_ops(module)]
+
+
+def collective_ops(module):
+    """(op, CollectiveRecord) of every collective and halo exchange, in program order."""
     for fn in defined_functions(module):
         for op in fn.regions[0].blocks[0].operations:
             name = op.operation.name
-            if name not in COLLECTIVE_OP_NAMES:
-                continue
             attrs = op.operation.attributes
+            if name not in COLLECTIVE_OP_NAMES:
+                if "bytes_per_device" in attrs:
+                    yield op, _halo_record(fn, op)
+                continue
             axes = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs["axes"])) if "axes" in attrs else ()
             detail = ", ".join(f"{k}={ir.StringAttr(attrs[k]).value}" for k in ("reduction", "dim", "src_dim", "dst_dim")
                                if k in attrs)
             nbytes = ir.IntegerAttr(attrs["bytes_per_device"]).value if "bytes_per_device" in attrs else 0
             why = provenance_of(op)
-            records.append(CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes,
-                                            detail, nbytes, str(TensorType.from_mlir(op.operation.operands[0].type)),
-                                            format_location(op.location), why, collective_dims(op, why)))
-    return records
+            yield op, CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes, detail,
+                                       nbytes, str(TensorType.from_mlir(op.operation.operands[0].type)),
+                                       format_location(op.location), why, collective_dims(op, why))
+
+
+def _halo_record(fn, op) -> CollectiveRecord:
+    """The halo exchange of `op` (a shift along a split dim): along its halo dims' axes."""
+    operand = TensorType.from_mlir(op.operation.operands[0].type)
+    halos = op.halos()
+    axes = tuple(a for d in halos for a in operand.dim(d).axes or ())
+    detail = ", ".join([op.operation.name.split(".", 1)[1]] + [f"dim={d}, rows={lo}+{hi}" for d, (lo, hi) in halos.items()])
+    why = provenance_of(op)
+    return CollectiveRecord(function_name(fn), op.result.get_name(), "halo_exchange", axes, detail,
+                            ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, str(operand),
+                            format_location(op.location), why, tuple(halos))
 
 
 @dataclass
