@@ -43,9 +43,19 @@ def shard_constraint():
     return prog
 
 
+def shift_along_split():
+    """A shift along a split dim: a halo exchange, explained like a collective."""
+    b, m = mi.Dim("b", 8), mi.Dim("m", 16)
+    with mi.Program("shifted", mi.Mesh(MESH)) as prog:
+        x = prog.argument("x", [b, m])
+        prog.result(mi.shift(mi.exp(x), "m", 1), name="y")
+    return prog
+
+
 CASES = [
     (ffn_with_slice, {"batch": "x", "d_ff": "y"}),
     (contraction_over_written_split, {"b": "x"}),
+    (shift_along_split, {"m": "x", "b": "y"}),
 ]
 
 
@@ -126,6 +136,13 @@ def test_the_alternative_is_the_cheapest_change_that_removes_the_collective(buil
         removing = [r.total_bytes_per_device for (dim, _), r in compiled.items()
                     if dim in e.record.provenance.rules and identity(e.record) not in map(identity, r.collectives)]
         assert (e.alternative.total_bytes if e.alternative else None) == (min(removing) if removing else None)
+
+
+def test_a_halo_exchange_is_explained():
+    (halo,) = mi.explain(shift_along_split(), layout={"m": "x"}, show=False)
+    assert halo.record.kind == "halo_exchange" and halo.record.dims == ("m",)
+    assert halo.record.provenance.needed_by == "mtf.shift" and halo.record.provenance.rules == ("m",)
+    assert halo.record.location.startswith(HERE + ":")
 
 
 def test_a_move_is_offered_when_it_is_as_cheap_as_dropping_the_rule():
