@@ -158,8 +158,6 @@ class CostModel:
         """The cost of one collective `kind` over `axes` whose operand shard is `shard` bytes."""
         n = group_size(axes, mesh_shape)
         sent = ring_bytes(kind, shard, n)
-        if _kind(kind) == "all_slice":
-            return Cost(sent, 1, 0.0)
         links = [self.link(a) for a in axes] or [DEFAULT_LINK]
         latency, bandwidth = max(k.latency_s for k in links), min(k.bytes_per_s for k in links)
         return Cost(sent, 1, ring_steps(kind, n) * latency + sent / bandwidth)

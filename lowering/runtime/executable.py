@@ -5,9 +5,9 @@ checks the compiled layouts; calls bind and place the arguments (fast_path.py fo
 structure seen before, arguments.py's full checks otherwise), run, and hand each result's
 per-device buffers to jax's result handlers, which make one jax.Array with the result's
 NamedSharding. A call whose arguments needed nothing but moving to the devices is handed to
-jax.jit's C++ dispatch, which repeats it without Python for arguments of the same signature. Everything that could make devices wait on each other (a missing argument, a
-buffer on the wrong device, a donated buffer passed twice) is settled before PJRT runs
-anything. docs/runtime.md states the contract.
+jax.jit's C++ dispatch, which repeats it without Python for arguments of the same signature.
+Everything that could make devices wait on each other (a missing argument, a buffer on the
+wrong device, a donated buffer passed twice) is settled before PJRT runs anything. docs/runtime.md states the contract.
 """
 from __future__ import annotations
 

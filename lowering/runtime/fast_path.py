@@ -37,13 +37,17 @@ class HostArrayNotExact(Exception):
     the call goes to the checked path, which converts only values that fit."""
 
 
+def _plain_host_value(value) -> bool:
+    """A NumPy array (not a subclass) or a NumPy scalar: what jax's C++ dispatch may take as is."""
+    return type(value) is np.ndarray or isinstance(value, np.generic)
+
+
 def shard_host_array(value, sharding, layout):
     """jax's C++ dispatch's hook for an argument that is not a jax.Array: a NumPy array of
     exactly the dtype of the cached call it matched (its dtype is jax's canonical one) goes
     to the devices unconverted; anything else raises HostArrayNotExact."""
     del layout  # default layouts only (see jp.fastpath_data)
-    if (type(value) is np.ndarray or isinstance(value, np.generic)) and \
-            value.dtype == jax.dtypes.canonicalize_dtype(value.dtype):
+    if _plain_host_value(value) and value.dtype == jax.dtypes.canonicalize_dtype(value.dtype):
         return jp.put_host_arrays([value], [sharding])[0]
     raise HostArrayNotExact(type(value).__name__)
 
@@ -108,9 +112,8 @@ class FastPath:
         plan = self._plan_of(values)
         if plan.checked or not self._laid_out([values[i] for i in plan.on_devices], plan):
             return False
-        return all((type(values[i]) is np.ndarray or isinstance(values[i], np.generic))
-                   and values[i].dtype == self.dtypes[i] and values[i].shape == self.shapes[i]
-                   for i in plan.from_host)
+        return all(_plain_host_value(values[i]) and values[i].dtype == self.dtypes[i]
+                   and values[i].shape == self.shapes[i] for i in plan.from_host)
 
     def _plan_of(self, values) -> CallPlan:
         structure = tuple(map(type, values))

@@ -28,7 +28,7 @@ Searches are cached per (source, target, mesh, cost model): a model's layers rep
 On meshes of more than four axes, or after MAX_MOVES moves, the search runs in a narrower
 space (no permutes, slices only of the target's axes): its plan is then the cheapest of that
 space, not proven the cheapest of all; should that one also exceed MAX_MOVES, the plan is
-`_fallback_path`'s (slice what is free, gather, slice).
+`_fallback_path`'s (slice what is free, gather, slice), which also bounds every search.
 """
 from __future__ import annotations
 
@@ -115,7 +115,10 @@ def _search(source, target, mesh_shape, model: CostModel, space: "_Space") -> tu
     # the first cheapest plan found is always the same one.
     counter = itertools.count()
     start, goal = _state(source), _state(target)
-    bound = model.key(_gather_then_slice_cost(source, target, mesh_shape, model))
+    # No optimal plan costs more than the always-valid one; its count of collectives is not
+    # comparable (the search slices one axis per move), so the bound leaves it out.
+    bound = model.key(plan_cost(list(_steps(source, _fallback_path(source, target), mesh_shape, model)),
+                                mesh_shape, model))[:-1]
     best = {start: model.key(Cost())}
     frontier = [(model.key(Cost()), next(counter), start, Cost(), ())]
     done, tried = set(), 0
@@ -132,7 +135,7 @@ def _search(source, target, mesh_shape, model: CostModel, space: "_Space") -> tu
                 raise _TooLarge
             total = cost + price
             key = model.key(total)
-            if key > bound or new_state in done or best.get(new_state, (math.inf,)) <= key:
+            if key[:-1] > bound or new_state in done or best.get(new_state, (math.inf,)) <= key:
                 continue
             best[new_state] = key
             heapq.heappush(frontier, (key, next(counter), new_state, total, path + ((kind, attrs),)))
@@ -167,28 +170,11 @@ def _merged(steps: tuple[Step, ...]) -> tuple[Step, ...]:
     return tuple(out)
 
 
-def _gather_then_slice_cost(source: TensorType, target: TensorType, mesh_shape, model: CostModel) -> Cost:
-    """The cost of one plan that always works (complete the pending axes the target does not
-    keep, gather every dim, slice to the target): no optimal plan costs more, so the search
-    never looks past it."""
-    current, total = source, Cost()
-    removable = tuple(a for a in source.partial if a not in target.partial)
-    if removable:
-        total = total + model.collective("all_reduce", current, removable, mesh_shape)
-        current = current.with_partial(tuple(a for a in current.partial if a not in removable))
-    for d in current.names:
-        axes = _axes(current, d)
-        if axes:
-            total = total + model.collective("all_gather", current, axes, mesh_shape)
-            current = current.with_layout({d: ()})
-    return total + Cost(0, sum(len(_axes(target, d)) for d in target.names))  # one slice per axis
-
-
 def _fallback_path(source: TensorType, target: TensorType) -> list:
-    """The last resort of a search too large to finish: complete the pending axes the target
-    does not keep; slice every dim that is on its way to its target layout by the target's
-    axes while they are free (so later gathers send less); gather each other dim down to a
-    prefix of its target layout; slice again."""
+    """A plan that always works, the search's bound and the last resort of a search too large
+    to finish: complete the pending axes the target does not keep; slice every dim that is on
+    its way to its target layout by the target's axes while they are free (so later gathers
+    send less); gather each other dim down to a prefix of its target layout; slice again."""
     layout = {d: _axes(source, d) for d in source.names}
     want = {d: _axes(target, d) for d in target.names}
     path = []
@@ -280,7 +266,8 @@ class _Space:
     def _moves(self, layout, pending):
         names, ranks = self.names, range(len(self.names))
         used = {a for axes in layout for a in axes} | set(pending)
-        free = [a for a in self.mesh if a not in used]
+        allowed = self.involved if self.full else self.target_axes
+        free = [a for a in self.mesh if a not in used and a in allowed]
         removable = [a for a in pending if a not in self.keep]
 
         def put(i, axes):
@@ -300,7 +287,6 @@ class _Space:
             have = layout[i]
             for k in range(1, len(have) + 1):
                 yield "all_gather", {"dim": names[i], "axes": have[len(have) - k:]}, put(i, have[:len(have) - k]), pending
-        free = [a for a in free if a in (self.involved if self.full else self.target_axes)]
         for axis in free:  # one axis at a time: slices are free; consecutive ones merge (_merged)
             for i in ranks:
                 yield "all_slice", {"dim": names[i], "axes": (axis,)}, put(i, layout[i] + (axis,)), pending
@@ -317,10 +303,9 @@ class _Space:
             yield "collective_permute", {"layout": dict(zip(names, new))}, new, pending
 
 
-def _orderings(axes, max_len: int | None = None):
+def _orderings(axes):
     """Every non-empty ordered selection of distinct `axes` (shortest first)."""
-    top = len(axes) if max_len is None else min(max_len, len(axes))
-    for k in range(1, top + 1):
+    for k in range(1, len(axes) + 1):
         yield from itertools.permutations(axes, k)
 
 
