@@ -19,7 +19,6 @@ import argparse
 import datetime
 import json
 import os
-import random
 import sys
 import time
 from pathlib import Path
@@ -117,26 +116,11 @@ def measure(name, mesh, shape, source, target, brute_force: bool = True) -> dict
 
 
 def random_cases(count: int, seed: int = 7):
-    meshes = [{"x": 8}, M4x2, M2, M3]
-    rng = random.Random(seed)
-    out = []
-    for i in range(count):
-        mesh = rng.choice(meshes)
-        rank = rng.randint(1, 3)
-        shape = tuple(rng.choice([8, 16, 32]) for _ in range(rank))
+    """The property tests' random pairs (test/python/reshard_oracles.py), without pending axes."""
+    from reshard_oracles import random_pairs
 
-        def layout():
-            dims = [()] * rank
-            axes = list(mesh)
-            rng.shuffle(axes)
-            for a in axes:
-                if rng.random() < 0.7:
-                    k = rng.randrange(rank)
-                    dims[k] += (a,)
-            return tuple(dims)
-
-        out.append((f"random{i}", mesh, shape, layout(), layout()))
-    return out
+    return [(f"random{i}", mesh, shape, source, target)
+            for i, (mesh, shape, source, target, _, _) in enumerate(random_pairs(count, seed, with_partial=False))]
 
 
 def compare(records) -> dict:

@@ -9,14 +9,20 @@
 - `shardy_bytes`: Shardy's own plan for the same pair (`sdy-reshard-to-collectives`, run
   through jaxlib on an `sdy.reshard`), priced with the same ring formulas; None when its plan
   uses sub-axes (`"x":(1)2`), which `!mtf.tensor` cannot express.
+
+`random_pairs` makes the seeded (source, target) pairs both the property tests and
+benchmarks/reshard_plans.py run.
 """
 from __future__ import annotations
 
 import itertools
 import math
+import random
 import re
 
 Layout = tuple[tuple[str, ...], ...]
+#: The meshes of the random pairs: 1-, 2- and 3-D.
+MESHES = [{"x": 8}, {"x": 4, "y": 2}, {"x": 2, "y": 2}, {"x": 2, "y": 2, "z": 2}]
 ITEMSIZE = 4  # f32
 
 
@@ -159,3 +165,34 @@ def shardy_bytes(sizes, source: Layout, target: Layout, mesh) -> tuple[int, int]
 
 def _moved_axes(before: Layout, after: Layout) -> list[str]:
     return [a for axes in before for a in axes if a not in {x for ax in after for x in ax}]
+
+
+# -- random pairs (the property tests and benchmarks/reshard_plans.py) --------------------------
+def random_pair(rng: random.Random, with_partial: bool):
+    """A mesh of 1 to 3 axes, 1 to 3 dims of 8 to 32, two random layouts; with
+    `with_partial`, pending axes on the source, some kept by the target."""
+    mesh = rng.choice(MESHES)
+    rank = rng.randint(1, 3)
+    sizes = tuple(rng.choice([8, 16, 32]) for _ in range(rank))
+
+    def layout(exclude=()):
+        axes = [a for a in mesh if a not in exclude]
+        rng.shuffle(axes)
+        dims = [()] * rank
+        for a in axes:
+            if rng.random() < 0.7:
+                i = rng.randrange(rank)
+                dims[i] = dims[i] + (a,)
+        return tuple(dims)
+
+    pending = tuple(a for a in mesh if with_partial and rng.random() < 0.4)
+    source = layout(exclude=pending)
+    keep = tuple(a for a in pending if rng.random() < 0.3)
+    target = layout(exclude=keep)
+    return mesh, sizes, source, target, pending, keep
+
+
+def random_pairs(count: int, seed: int, with_partial: bool):
+    """`count` random pairs (mesh, sizes, source, target, pending, kept pending), seeded."""
+    rng = random.Random(seed)
+    return [random_pair(rng, with_partial) for _ in range(count)]

@@ -5,8 +5,6 @@ on 1-, 2- and 3-D meshes. Plans also run: test_insert_collectives.py and the eve
 suites check the partitioned programs against the interpreter."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 import meshir as mi
@@ -14,42 +12,14 @@ from meshir.dialect.tensor_type import Dimension, TensorType
 from meshir.transforms.collectives.reshard_plan import plan_cost, plan_reshard
 from meshir.transforms.cost_model import AxisLink, CostModel
 
-from reshard_oracles import brute_force_bytes, shardy_bytes
+from reshard_oracles import brute_force_bytes, random_pairs as _pairs, shardy_bytes
 
-MESHES = [{"x": 8}, {"x": 4, "y": 2}, {"x": 2, "y": 2}, {"x": 2, "y": 2, "z": 2}]
 NAMES = ("a", "b", "c")
 
 
 def tensor(sizes, layout, partial=()) -> TensorType:
     return TensorType(tuple(Dimension(n, s, tuple(ax)) for n, s, ax in zip(NAMES, sizes, layout)), "f32",
                       tuple(partial))
-
-
-def random_pair(rng: random.Random, with_partial: bool):
-    mesh = rng.choice(MESHES)
-    rank = rng.randint(1, 3)
-    sizes = tuple(rng.choice([8, 16, 32]) for _ in range(rank))
-
-    def layout(exclude=()):
-        axes = [a for a in mesh if a not in exclude]
-        rng.shuffle(axes)
-        dims = [()] * rank
-        for a in axes:
-            if rng.random() < 0.7:
-                i = rng.randrange(rank)
-                dims[i] = dims[i] + (a,)
-        return tuple(dims)
-
-    pending = tuple(a for a in mesh if with_partial and rng.random() < 0.4)
-    source = layout(exclude=pending)
-    keep = tuple(a for a in pending if rng.random() < 0.3)
-    target = layout(exclude=keep)
-    return mesh, sizes, source, target, pending, keep
-
-
-def _pairs(count: int, seed: int, with_partial: bool):
-    rng = random.Random(seed)
-    return [random_pair(rng, with_partial) for _ in range(count)]
 
 
 def _check_against_brute_force(mesh, sizes, source, target, pending, keep):
