@@ -21,7 +21,6 @@ of docs/partitioning.md, checked by `partitioned.verify_partitioned`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
@@ -46,6 +45,7 @@ from .collectives.provenance import (
 )
 from .collectives.reshard_plan import plan_reshard
 from .cost_model import CostModel, collective_bytes, halo_bytes
+from .cost_model_options import CostModelOptions
 from .registry import IRForm, ModulePass, option, register_pass
 
 #: What this pass establishes and `mtf-lower-to-stablehlo{mode=explicit}` needs; the pass
@@ -55,27 +55,19 @@ PARTITIONED = IRForm("partitioned", verify_partitioned)
 
 @register_pass
 @dataclass
-class InsertCollectivesPass(ModulePass):
+class InsertCollectivesPass(CostModelOptions, ModulePass):
     NAME = "mtf-insert-collectives"
     SUMMARY = "Turn reshards and pending reductions into collectives so every op runs on local shards"
-    objective: Literal["bytes", "time"] = option(
-        "bytes", "what the reshard planner minimises: bytes per device, or α–β time by the links")
-    links: tuple[str, ...] = option(
-        (), "α–β link of each mesh axis for objective=time, as axis:latency_s:bytes_per_s (e.g. x:1e-5:1e9)")
     explain: bool = option(
         False, "record on each collective why it exists (mtf.provenance) and report it as a remark at its location")
 
     def output_form(self) -> IRForm:
         return PARTITIONED
 
-    def cost_model(self) -> CostModel:
-        return CostModel.from_options(self.objective, self.links)
-
     @classmethod
     def with_model(cls, model: CostModel, explain: bool = False) -> "InsertCollectivesPass":
-        """The pass planning by `model` (its options spelled as text, exactly)."""
-        return cls(objective=model.objective, links=tuple(
-            f"{axis}:{link.latency_s!r}:{link.bytes_per_s!r}" for axis, link in model.links), explain=explain)
+        """The pass planning by `model`."""
+        return cls(**cls.options_of(model), explain=explain)
 
     def apply(self, module_op) -> list[Diagnostic]:
         meshes = module_meshes(module_op)

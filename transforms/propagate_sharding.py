@@ -27,13 +27,15 @@ from .propagation.seeds import (
     fixed_dims,
     rule_seeds,
 )
-from .propagation.solver import Solver
+from .propagation.conflicts import solve_by_cost
+from .cost_model import BYTES, CostModel
+from .cost_model_options import CostModelOptions
 from .registry import ModulePass, option, register_pass
 
 
 @register_pass
 @dataclass
-class PropagateShardingPass(ModulePass):
+class PropagateShardingPass(CostModelOptions, ModulePass):
     NAME = "mtf-propagate-sharding"
     SUMMARY = "Give every dim of every value a layout, from shard constraints, annotations and layout rules"
     rules: LayoutRules = option(
@@ -41,16 +43,23 @@ class PropagateShardingPass(ModulePass):
         'layout rules added to each function\'s mtf.layout_rules, e.g. "batch:x,d_ff:(x,y)" or "batch:x;d_ff:y"',
     )
 
+    @classmethod
+    def with_model(cls, model: CostModel, rules: LayoutRules = LayoutRules()) -> "PropagateShardingPass":
+        """The pass resolving conflicts by `model`."""
+        return cls(**cls.options_of(model), rules=rules)
+
     def apply(self, module_op) -> None:
         meshes = module_meshes(module_op)
+        model = self.cost_model()
         for fn in callees_first(module_op):
-            propagate_function(fn, function_mesh(fn, meshes), self.rules)
+            propagate_function(fn, function_mesh(fn, meshes), self.rules, model)
 
 
-def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None) -> int:
+def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None, model: CostModel = BYTES) -> int:
     """Propagate layouts through one function in place; returns the reshards inserted.
     `extra_rules` are checked against the mesh here; the function's own `mtf.layout_rules`
-    were checked by the verifier."""
+    were checked by the verifier. Conflicts between statements of one priority go to the
+    outcome `model` prices lower (propagation/conflicts.py)."""
     calls = _calls(fn)
     for call, callee in calls:
         _adopt_callee_results(call, callee)
@@ -67,8 +76,7 @@ def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None) -> int:
     rules = LayoutRules.from_attribute(fn).merged(extra_rules)
     check_shard_conflicts(values)
     op_rules = [r for r in (op_rule(op, values) for op in values.ops) if r is not None]
-    solver = Solver(values, op_rules, mesh.shape)
-    solver.solve(fixed_dims(values), rule_seeds(values, rules, mesh))
+    solver = solve_by_cost(values, op_rules, mesh.shape, fixed_dims(values), rule_seeds(values, rules, mesh), model)
     with fn.context:
         inserted = rewrite_function(fn, values, op_rules, solver, mesh)
         for call, callee in calls:

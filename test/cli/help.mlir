@@ -22,12 +22,14 @@
 // CHECK-NEXT: --mtf-canonicalize {{ +}}Fold trivial mtf ops, merge identical pure ones (CSE) and erase unused pure ones (DCE)
 // CHECK-NEXT: --mtf-inline {{ +}}Inline every call of a function defined in the module
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
-// CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what the reshard planner minimises
+// CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
 // CHECK-NEXT: explain=<bool>  (default: false)  record on each collective why it exists
 // CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower mtf functions to StableHLO with Shardy shardings
 // CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)  explicit: per-device StableHLO {{.*}} gspmd: global StableHLO with sdy.sharding_constraint
 // CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
+// CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
+// CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
 // CHECK-NEXT: --mtf-strip-layouts {{ +}}Remove every layout and partial marker from !mtf.tensor types
 // CHECK-NEXT: keep-collectives=<bool>  (default: false)  keep collective ops

@@ -109,31 +109,37 @@ def _collective_operand_layouts(op, src: int, dst: int, solver, changed: set[str
     return {(src, d): axes for d, axes in inverse.items()}
 
 
+def laid_out_ops(rules: list[OpRule]) -> list[OpRule]:
+    """The ops propagation lays out (and may reshard around): `mtf` ops but constraints."""
+    return [r for r in rules if r.op.operation.name.startswith("mtf.") and r.op.operation.name != "mtf.shard"]
+
+
+def op_layouts(rule: OpRule, values: FunctionValues, solver: Solver, mesh_shape) -> dict:
+    """(value id, dim) -> the layout the op sees that dim in, for the dims it constrains."""
+    if changes_layout(rule.op):
+        return _collective_layouts(rule, values, solver)
+    if rule.reshapes:
+        return _reshape_layouts(rule, values, solver, mesh_shape)
+    return computation_layouts(rule, solver)
+
+
 def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: Solver, mesh) -> int:
     """Retype every value, insert reshards, update the signature. Returns reshards inserted."""
     finals = {info.index: final_type(values, solver, info.index) for info in values.values}
     for info in values.values:
         info.value.set_type(finals[info.index].to_mlir())
     inserted = 0
-    for rule in rules:
-        name = rule.op.operation.name
-        if not name.startswith("mtf.") or name == "mtf.shard":
-            continue
-        if changes_layout(rule.op):
-            wanted = _collective_layouts(rule, values, solver)
-        elif rule.reshapes:
-            wanted = _reshape_layouts(rule, values, solver, mesh.shape)
-        else:
-            wanted = computation_layouts(rule, solver)
+    for rule in laid_out_ops(rules):
+        wanted = op_layouts(rule, values, solver, mesh.shape)
         needs = {}
         for position, vid in enumerate(rule.operands):
-            need = needs[vid] = _with(finals[vid], vid, wanted)
+            need = needs[vid] = seen_as(finals[vid], vid, wanted)
             if need != finals[vid]:
                 why = reshard_provenance(rule, values, solver, wanted, vid, finals[vid], need, position)
                 reshard_operand(rule.op, position, need, why)
                 inserted += 1
         for vid in rule.results:
-            need = _with(finals[vid], vid, wanted)
+            need = seen_as(finals[vid], vid, wanted)
             if need != finals[vid]:
                 why = reshard_provenance(rule, values, solver, wanted, vid, finals[vid], need, None)
                 _reshard_result(rule.op, values.values[vid].value, need, finals[vid], why)
@@ -146,7 +152,7 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
     return inserted
 
 
-def _with(t: TensorType, vid: int, wanted) -> TensorType:
+def seen_as(t: TensorType, vid: int, wanted) -> TensorType:
     """`t` laid out as the op computes: factor dims as `wanted`; every other dim keeps its
     layout up to the first axis a factor dim of this value took (one axis per tensor)."""
     layout = {d: wanted[(vid, d)] for d in t.names if (vid, d) in wanted}

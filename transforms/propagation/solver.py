@@ -1,14 +1,19 @@
 """The propagation strategy: strongest layout first, to a fixed point.
 
-Every candidate layout for a (value, dim) carries a *strength* (priority, -size of the
-tensor it came from, order of its seed). Candidates are taken strongest first from one
+Every candidate layout for a (value, dim) carries a *strength* (priority, preference, -size
+of the tensor it came from, order of its seed). Candidates are taken strongest first from one
 queue, like Dijkstra's algorithm: a free dim takes the first candidate that fits it, then
 passes it on through the factors and reshape groups of every op that uses it. So:
 
 - a higher-priority statement always beats a lower one where both could reach a dim;
-- between equal priorities the layout stated on the larger tensor wins (Shardy's
-  "aggressive" rule), then the one stated first in program order;
+- between equal priorities a *preferred* statement wins (conflicts.py prefers the ones whose
+  outcome costs less), then the layout stated on the larger tensor (Shardy's "aggressive"
+  rule), then the one stated first in program order;
 - the result does not depend on the order ops are visited: it is byte-identical run to run.
+
+Where two statements of one priority meet — one takes a dim the other wanted, or an axis
+the other's factor needed — the solver records the pair in `conflicts` (winner, loser), for
+conflicts.py to try the other way round.
 
 A candidate crossing an op to its operands is stopped when another factor of that op already
 uses one of its axes (Mesh-TensorFlow: two dims of one op may not be split over one mesh
@@ -25,7 +30,7 @@ from .program_values import FunctionValues
 from .seeds import RENAMED_RULE, RULE, Seed
 
 Key = tuple[int, str]
-WEAKEST = (99, 0, 0)
+WEAKEST = (99, 0, 0, 0)
 
 
 def _renamed(strength: tuple, source: Key, target: Key) -> tuple:
@@ -38,8 +43,13 @@ def _renamed(strength: tuple, source: Key, target: Key) -> tuple:
 class Solver:
     """Holds the layout chosen for every (value id, dim) and how strong its source is."""
 
-    def __init__(self, values: FunctionValues, rules: list[OpRule], mesh_shape: dict[str, int]):
+    def __init__(self, values: FunctionValues, rules: list[OpRule], mesh_shape: dict[str, int],
+                 preferred: dict[Key, int] | None = None):
         self.values, self.rules, self.mesh = values, rules, mesh_shape
+        #: (value id, dim) of a seed -> its preference (lower wins) among seeds of its priority.
+        self.preferred = preferred or {}
+        #: (winner, loser) seeds of equal priority that met, in the order they met.
+        self.conflicts: dict[tuple[Seed, Seed], None] = {}
         self.fixed: dict[Key, tuple] = {}
         self.assigned: dict[Key, tuple] = {}
         self._spread_done: set[Key] = set()
@@ -79,7 +89,7 @@ class Solver:
         """The seed (rule, written layout or shard) a dim's layout came from; None when
         nothing reached the dim."""
         got = self.fixed.get(key) or self.assigned.get(key)
-        return self._seeds.get(got[1][2]) if got else None
+        return self._seeds.get(got[1][-1]) if got else None
 
     # -- solving ---------------------------------------------------------------------------
     def solve(self, fixed: list[Seed], candidates: list[Seed]) -> None:
@@ -98,32 +108,47 @@ class Solver:
                     self._spread(key, self.fixed[key][0], strength)
                 continue
             if key in self.assigned:
-                self._maybe_extend(key, axes)
+                if not self._maybe_extend(key, axes) and axes != self.assigned[key][0]:
+                    self._conflict(self.assigned[key][1], strength)
                 continue
             info = self.values.values[key[0]]
-            legal = legalize(axes, info.type.size(key[1]), self._used_axes(key), self.mesh)
+            used = self._used_axes(key)
+            legal = legalize(axes, info.type.size(key[1]), used, self.mesh)
+            if set(axes) & used:
+                for d in info.type.names:  # another dim of this value holds one of its axes
+                    if (d != key[1] and (key[0], d) not in self.fixed
+                            and set(axes) & set(self.layout((key[0], d)) or ())):
+                        self._conflict(self.strength((key[0], d)), strength)
             if axes and not legal:
                 continue  # nothing of it fits this value: leave the dim to weaker candidates
             self.assigned[key] = (legal, strength)
             self._spread(key, legal, strength)
 
-    def _maybe_extend(self, key: Key, axes) -> None:
+    def _maybe_extend(self, key: Key, axes) -> bool:
         """A propagated split may grow when a later candidate extends it (its axes are a
         prefix of the candidate's): a reshape merge seen before all its parts were laid out
-        gets the rest. A replicated pin (`@()`) never grows."""
+        gets the rest. A replicated pin (`@()`) never grows. True when `axes` extend it."""
         current, strength = self.assigned[key]
         if not current or len(axes) <= len(current) or tuple(axes[: len(current)]) != current:
-            return
+            return False
         info = self.values.values[key[0]]
         legal = legalize(axes, info.type.size(key[1]), self._used_axes(key), self.mesh)
         if len(legal) > len(current):
             self.assigned[key] = (legal, strength)
             self._spread(key, legal, strength)
+        return True
 
     def _seed_strength(self, seed: Seed) -> tuple:
         order = next(self._order)
         self._seeds[order] = seed
-        return (seed.priority, -self.values.values[seed.value].size, order)
+        preference = self.preferred.get((seed.value, seed.dim), 0)
+        return (seed.priority, preference, -self.values.values[seed.value].size, order)
+
+    def _conflict(self, winner: tuple, loser: tuple) -> None:
+        """Record that the statement of strength `winner` beat `loser`'s, when only the
+        tie-breaks below priority decided it (a renamed rule arrives one priority down)."""
+        if winner[0] == loser[0] and winner[-1] != loser[-1]:
+            self.conflicts[(self._seeds[winner[-1]], self._seeds[loser[-1]])] = None
 
     def _push(self, strength, key: Key, axes) -> None:
         heapq.heappush(self._queue, (strength, next(self._order), key, tuple(axes)))
@@ -140,7 +165,10 @@ class Solver:
     def _spread(self, key: Key, axes, strength) -> None:
         for r, f in self._factors_of.get(key, ()):
             rule = self.rules[r]
-            blocked = self._blocked(rule, f, axes, strength)
+            blocker = self._blocker(rule, f, axes, strength)
+            blocked = blocker is not None
+            if blocked:
+                self._conflict(blocker, strength)
             for member in rule.factors[f]:
                 if member == key or member in self.fixed:
                     continue
@@ -151,16 +179,18 @@ class Solver:
         for r, g in self._reshapes_of.get(key, ()):
             self._project_reshape(self.rules[r].reshapes[g], key, strength)
 
-    def _blocked(self, rule: OpRule, factor: int, axes, strength) -> bool:
-        """Another factor of the op already holds one of these axes with a stronger layout
-        (fixed dims that are weaker have not been reached yet and do not count)."""
+    def _blocker(self, rule: OpRule, factor: int, axes, strength) -> tuple | None:
+        """The strength of a layout another factor of the op holds one of these axes with,
+        when stronger (fixed dims that are weaker have not been reached yet and do not
+        count); None when nothing blocks them."""
         wanted = set(axes)
         for g, members in enumerate(rule.factors):
-            if g != factor and any(
-                self.strength(m) < strength and wanted & set(self.layout(m) or ()) for m in members
-            ):
-                return True
-        return False
+            if g == factor:
+                continue
+            for m in members:
+                if self.strength(m) < strength and wanted & set(self.layout(m) or ()):
+                    return self.strength(m)
+        return None
 
     def _project_reshape(self, group, key: Key, strength) -> None:
         """Carry the layouts of one side of a reshape group to the other side."""

@@ -91,13 +91,14 @@ func.func @equal_priority_larger_tensor_wins(%a: !mtf.tensor<b=8@x, f32>, %c: !m
   return %0 : !mtf.tensor<b=8, d=16, f32>
 }
 
-// Equal priority and size: the first in program order wins (here the first argument,
-// whatever the operand order).
-// CHECK-LABEL: func.func @equal_priority_and_size_program_order_wins
-// CHECK-SAME: (%arg0: !mtf.tensor<b=8@y, f32>, %arg1: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@y, f32>
-// CHECK-NEXT: %0 = "mtf.shard"(%arg1) {reshard = true} : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@y, f32>
-// CHECK-NEXT: %1 = "mtf.add"(%0, %arg0) : (!mtf.tensor<b=8@y, f32>, !mtf.tensor<b=8@y, f32>) -> !mtf.tensor<b=8@y, f32>
-func.func @equal_priority_and_size_program_order_wins(%a: !mtf.tensor<b=8@y, f32>, %c: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8, f32> {
+// Equal priority and size: the cheaper outcome wins (conflicts resolved by cost). Computing
+// in b@x (4 devices) reshards %a from y, sending 8 bytes per device; computing in b@y would
+// reshard %c from x, sending 16.
+// CHECK-LABEL: func.func @equal_priority_and_size_cheaper_outcome_wins
+// CHECK-SAME: (%arg0: !mtf.tensor<b=8@y, f32>, %arg1: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@x, f32>
+// CHECK-NEXT: %0 = "mtf.shard"(%arg0) {reshard = true} : (!mtf.tensor<b=8@y, f32>) -> !mtf.tensor<b=8@x, f32>
+// CHECK-NEXT: %1 = "mtf.add"(%arg1, %0) : (!mtf.tensor<b=8@x, f32>, !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@x, f32>
+func.func @equal_priority_and_size_cheaper_outcome_wins(%a: !mtf.tensor<b=8@y, f32>, %c: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8, f32> {
   %0 = "mtf.add"(%c, %a) : (!mtf.tensor<b=8@x, f32>, !mtf.tensor<b=8@y, f32>) -> !mtf.tensor<b=8, f32>
   return %0 : !mtf.tensor<b=8, f32>
 }
@@ -303,4 +304,18 @@ func.func @option_rule_overrides_attribute(%x: !mtf.tensor<batch=8, f32>) -> !mt
 func.func @option_rule_loses_to_written_layout(%x: !mtf.tensor<batch=8@y, f32>) -> !mtf.tensor<batch=8, f32> {
   %0 = "mtf.neg"(%x) : (!mtf.tensor<batch=8@y, f32>) -> !mtf.tensor<batch=8, f32>
   return %0 : !mtf.tensor<batch=8, f32>
+}
+
+// -----
+
+// Equal priority, size and cost (x and y have 2 devices each): the first in program order
+// wins (here the first argument, whatever the operand order).
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+// CHECK-LABEL: func.func @equal_priority_size_and_cost_program_order_wins
+// CHECK-SAME: (%arg0: !mtf.tensor<b=8@y, f32>, %arg1: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@y, f32>
+// CHECK-NEXT: %0 = "mtf.shard"(%arg1) {reshard = true} : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8@y, f32>
+// CHECK-NEXT: %1 = "mtf.add"(%0, %arg0) : (!mtf.tensor<b=8@y, f32>, !mtf.tensor<b=8@y, f32>) -> !mtf.tensor<b=8@y, f32>
+func.func @equal_priority_size_and_cost_program_order_wins(%a: !mtf.tensor<b=8@y, f32>, %c: !mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8, f32> {
+  %0 = "mtf.add"(%c, %a) : (!mtf.tensor<b=8@x, f32>, !mtf.tensor<b=8@y, f32>) -> !mtf.tensor<b=8, f32>
+  return %0 : !mtf.tensor<b=8, f32>
 }
