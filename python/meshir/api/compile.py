@@ -36,9 +36,9 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
     whose buffers the results may reuse, or True for every argument with a result of the same
     name, type and layout (a `mi.train_step`'s parameters and optimizer state); calls then
-    consume those arguments (see `Executable`). `cost_model`: what the reshard planner
-    and propagation's conflicts between layouts of one priority minimise (`mi.CostModel`: bytes per device by default, or α–β time with per-axis
-    `mi.AxisLink`s). Returns an Executable;
+    consume those arguments (see `Executable`). `cost_model`: what the reshard planner, and
+    propagation between layouts of one priority, minimise (`mi.CostModel`: bytes per device
+    by default, or α–β time with per-axis `mi.AxisLink`s). Returns an Executable;
     its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
