@@ -41,7 +41,7 @@ func.func @pending_result(%a: !mtf.tensor<b=8, f=8, f32>, %w: !mtf.tensor<f=8, m
 // CHECK: "mtf.all_slice"{{.*}}dims = ["m"], needed_by = "mtf.add"
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @written_layouts_meet(%a: !mtf.tensor<b=8@(), m=16@y, f32>, %c: !mtf.tensor<b=8@x, m=16@(), f32>) -> !mtf.tensor<b=8, m=16, f32> attributes {mtf.mesh = @mesh} {
-  // expected-remark-re @+2 {{all_slice over x (0 bytes/device) for dims b, needed by mtf.add: mtf.add computes with b@x, but operand #0 is laid out b@() (b@() by layout written on an argument at {{.*}}explain_collectives.mlir:{{[0-9]+}}:33; b@x by layout written on an argument at {{.*}}:{{[0-9]+}}:71)}}
+  // expected-remark-re @+2 {{all_slice over x (0 bytes/device) for dims b, needed by mtf.add: mtf.add computes with b@x, but operand #0 is laid out b@() (b@() by layout written on an argument at {{.*}}explain_collectives.mlir:{{[0-9]+}}:33; b@x by layout written on an argument at {{.*}}:{{[0-9]+}}:71, preferred where it met a layout of equal priority: cheaper)}}
   // expected-remark-re @+1 {{all_slice over y (0 bytes/device) for dims m, needed by mtf.add: mtf.add computes with m@y, but operand #1 is laid out m@() (m@() by layout written on an argument at {{.*}}:{{[0-9]+}}:71; m@y by layout written on an argument at {{.*}}:{{[0-9]+}}:33)}}
   %0 = "mtf.add"(%a, %c) : (!mtf.tensor<b=8@(), m=16@y, f32>, !mtf.tensor<b=8@x, m=16@(), f32>) -> !mtf.tensor<b=8, m=16, f32>
   return %0 : !mtf.tensor<b=8, m=16, f32>

@@ -34,15 +34,17 @@ def source_of(values: FunctionValues, solver: Solver, key, axes) -> LayoutSource
     seed, dim = solver.source(key), key[1]
     if seed is None:
         return LayoutSource(dim, axes, DEFAULT, "no rule or written layout reaches it (replicated)")
+    # A statement preferred by cost (conflicts.py) won where it met another of its priority.
+    won = ", preferred where it met a layout of equal priority: cheaper" if (seed.value, seed.dim) in solver.preferred else ""
     if seed.priority > ANNOTATION:
         renamed = f", reaching '{dim}' through a rename" if seed.dim != dim else ""
-        return LayoutSource(dim, axes, RULE, f"layout rule {seed.dim}:{format_axes(seed.axes)}{renamed}", seed.dim)
+        return LayoutSource(dim, axes, RULE, f"layout rule {seed.dim}:{format_axes(seed.axes)}{renamed}{won}", seed.dim)
     info = values.values[seed.value]
     where = format_location(info.location)
     if seed.priority == SHARD_PRIORITY:
-        return LayoutSource(dim, axes, SHARD, f"mtf.shard at {where}", where=where)
+        return LayoutSource(dim, axes, SHARD, f"mtf.shard at {where}{won}", where=where)
     what = "an argument" if info.owner is None else f"the result of {info.owner.operation.name}"
-    return LayoutSource(dim, axes, WRITTEN, f"layout written on {what} at {where}", where=where)
+    return LayoutSource(dim, axes, WRITTEN, f"layout written on {what} at {where}{won}", where=where)
 
 
 def needed_source(rule: OpRule, values, solver: Solver, wanted: dict, key, axes) -> LayoutSource:
