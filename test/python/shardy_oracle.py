@@ -77,11 +77,15 @@ def mesh_op(mesh: dict[str, int] = MESH, name: str = "mesh") -> str:
 
 def dim_sharding(axes) -> str:
     """One dim as MeshIR states it: None (free) -> `{?}` (open: propagation may shard it);
-    `()` -> `{}` (closed, replicated); "x" -> `{"x"}`; ("x", "y") -> `{"x", "y"}` (closed)."""
+    `()` -> `{}` (closed, replicated); "x" -> `{"x"}`; ("x", "y") -> `{"x", "y"}` (closed).
+    A trailing "?" keeps Shardy's open form, which MeshIR has no spelling for: ("x", "?") ->
+    `{"x", ?}` (sharded on x, and propagation may add minor axes)."""
     if axes is None:
         return "{?}"
     axes = (axes,) if isinstance(axes, str) else tuple(axes)
-    return "{" + ", ".join(f'"{a}"' for a in axes) + "}"
+    is_open = bool(axes) and axes[-1] == "?"
+    axes = axes[:-1] if is_open else axes
+    return "{" + ", ".join([f'"{a}"' for a in axes] + (["?"] if is_open else [])) + "}"
 
 
 def dims_sharding(dims) -> str:
@@ -100,12 +104,15 @@ def constraint(value: str, dims, shape, mesh: str = "mesh") -> str:
     return f"sdy.sharding_constraint %{value} <@{mesh}, {dims_sharding(dims)}> : {tensor(shape)}"
 
 
-def function(args: dict, body: list[str], returns: dict, name: str = "main", mesh=MESH) -> str:
+def function(args: dict, body: list[str], returns: dict, name: str = "main", mesh=MESH,
+             result_dims: dict | None = None) -> str:
     """A module with the mesh and one function.
 
     `args`: {name: (shape, per-dim specs)} — the specs as `dim_sharding` takes them, or None
     for an argument without `sdy.sharding` (all dims open, like MeshIR's free argument);
-    `body`: op lines `%v = ...`, each gets `loc("v")`; `returns`: {value: shape}.
+    `body`: op lines `%v = ...`, each gets `loc("v")`; `returns`: {value: shape};
+    `result_dims`: {returned value: per-dim specs} for results with an `sdy.sharding`
+    (MeshIR's layout written on the returned type).
     """
     params = []
     for arg, (shape, dims) in args.items():
@@ -115,13 +122,16 @@ def function(args: dict, body: list[str], returns: dict, name: str = "main", mes
     for line in body:
         match = re.match(r"\s*%([A-Za-z_][A-Za-z0-9_]*)\s*=", line)
         lines.append(f'  {line.strip()} loc("{match.group(1)}")' if match else f"  {line.strip()}")
-    results = ", ".join(tensor(s) for s in returns.values())
+    result_dims = result_dims or {}
+    results = ", ".join(tensor(s) + (" {sdy.sharding = " + sharding(result_dims[v]) + "}" if v in result_dims else "")
+                        for v, s in returns.items())
+    types = ", ".join(tensor(s) for s in returns.values())
     values = ", ".join(f"%{v}" for v in returns)
     return "\n".join([
         mesh_op(mesh),
         f"func.func @{name}({', '.join(params)}) -> ({results}) {{",
         *lines,
-        f"  return {values} : {results}",
+        f"  return {values} : {types}",
         "}",
     ])
 

@@ -1,7 +1,8 @@
 """The benchmark scripts still run: the smallest case through `benchmarks/run.py` (3 timed
 runs), the HLO collective parser on the forms XLA prints, one compile-scaling point, and the
-LM training step of `benchmarks/lm_step.py` at its tiny size, and the per-call cost of
-`benchmarks/call_overhead.py` for one and ten arguments (no timed assertions)."""
+LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
+`benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
+`benchmarks/propagation_conflicts.py` (no timed assertions)."""
 import importlib.util
 import json
 import pathlib
@@ -124,3 +125,13 @@ def test_halo_benchmark_measures_a_one_row_shift():
     assert record["halo"]["hlo_collectives"] == {"collective-permute": 1}
     assert [record[k]["hlo_bytes_per_device"] for k in ("halo", "gather", "gspmd")] == [16, 896, 16]
     assert record["halo"]["report_bytes_per_device"] == 16
+
+
+def test_propagation_conflicts_writes_its_table_and_summary(tmp_path):
+    conflicts = load("propagation_conflicts")
+    assert conflicts.main(["--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "propagation_conflicts.json").read_text())
+    s = data["summary"]
+    assert s["<"] + s["="] + s[">"] == s["compared"] == len(data["cases"])
+    summary_line = f"**MeshIR < Shardy in {s['<']}, = in {s['=']}, > in {s['>']}**"
+    assert summary_line in (tmp_path / "propagation_conflicts.md").read_text()
