@@ -15,8 +15,10 @@ For each case, both sides' choices are priced by MeshIR's `mtf-insert-collective
 after `mtf-propagate-sharding`; Shardy's after jax's `sdy-propagation-pipeline` and
 `sdy-insert-explicit-reshards`, its layouts and reshards written into the mtf program
 (test/python/propagation_costs.py). The measure is the sum of `bytes_per_device` over the
-collectives inserted; the verdict compares MeshIR's sum with Shardy's. Where the layouts
-differ, both are listed (each op: the layout it computes in). Runs in a few seconds.
+collectives inserted; the verdict compares MeshIR's sum with Shardy's. MeshIR is also priced
+with its conflicts left to the tie-breaks (larger tensor, then program order; no re-solve by
+cost), which shows what resolving them by cost changed. Where the layouts differ, both are
+listed (each op: the layout it computes in). Runs in a few seconds.
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ def record(comparison) -> dict:
     return {
         "case": c.name, "source": c.source, "mesh": c.mesh, "note": c.note,
         "meshir_bytes": comparison.meshir.bytes,
+        "tie_break_bytes": comparison.tie_break_bytes,
+        "tie_break_verdict": _verdict(comparison.tie_break_bytes, comparison.shardy),
         "shardy_bytes": comparison.shardy.bytes if comparison.shardy else None,
         "verdict": comparison.verdict, "skipped": comparison.skipped,
         "meshir_collectives": comparison.meshir.collectives,
@@ -56,8 +60,14 @@ def record(comparison) -> dict:
     }
 
 
-def summary(records) -> dict:
-    counts = {v: sum(r["verdict"] == v for r in records) for v in VERDICTS}
+def _verdict(mine: int, shardy) -> str:
+    if shardy is None:
+        return "skipped"
+    return "<" if mine < shardy.bytes else "=" if mine == shardy.bytes else ">"
+
+
+def summary(records, key: str = "verdict") -> dict:
+    counts = {v: sum(r[key] == v for r in records) for v in VERDICTS}
     return {**counts, "compared": sum(counts.values()), "cases": len(records)}
 
 
@@ -68,7 +78,7 @@ def _layouts_cell(r) -> str:
 
 
 def markdown(meta, records, skipped) -> str:
-    s = summary(records)
+    s, t = summary(records), summary(records, "tie_break_verdict")
     lines = [
         "# Propagation conflicts: MeshIR vs Shardy, in bytes per device",
         "",
@@ -82,18 +92,21 @@ def markdown(meta, records, skipped) -> str:
         "another layout than its result's and reshards the result, that is noted.",
         "",
         f"**MeshIR < Shardy in {s['<']}, = in {s['=']}, > in {s['>']}** (of {s['compared']} cases compared; "
-        f"{len(skipped)} of Shardy's cases left out, listed below).",
+        f"{len(skipped)} of Shardy's cases left out, listed below). With conflicts left to the "
+        f"tie-breaks (larger tensor, then program order) instead of resolved by cost: < in {t['<']}, "
+        f"= in {t['=']}, > in {t['>']}.",
         "",
-        "| case | Shardy test | MeshIR bytes | Shardy bytes | verdict | layouts that differ (MeshIR / Shardy) |",
-        "|---|---|---|---|---|---|",
+        "| case | Shardy test | MeshIR bytes | tie-breaks only | Shardy bytes | verdict | layouts that differ "
+        "(MeshIR / Shardy) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in records:
         shardy = r["shardy_bytes"] if r["shardy_bytes"] is not None else f"– ({r['skipped']})"
-        lines.append(f"| {r['case']} | {r['source']} | {r['meshir_bytes']} | {shardy} | {r['verdict']} | "
-                     f"{_layouts_cell(r)} |")
+        lines.append(f"| {r['case']} | {r['source']} | {r['meshir_bytes']} | {r['tie_break_bytes']} | {shardy} | "
+                     f"{r['verdict']} | {_layouts_cell(r)} |")
     lines += ["", "Translation notes. Common to all: an open dim with axes on an argument, `{\"a\", ?}`, is written "
-              "closed, `@a`; an op's result sharding is an `mtf.shard` right after the op (MeshIR's top "
-              "priority, like a constraint); a function result's sharding is the layout written on "
+              "closed, `@a`; an op's result sharding is the layout written on its result type (the "
+              "priority of an argument's, as in Shardy); a function result's sharding is the layout written on "
               "the returned value's type; `stablehlo.dot` is written as dot_general. Per case:", ""]
     lines += [f"- {r['case']}: {r['note']}" for r in records if r["note"]]
     lines += ["", "Left out:", ""]
@@ -114,10 +127,11 @@ def main(argv=None) -> int:
     skipped = list(SKIPPED) + [(r["source"], r["case"], r["skipped"]) for r in records if r["skipped"]]
     meta = {"date": datetime.date.today().isoformat(), "jax": jax.__version__}
     (args.out / "propagation_conflicts.json").write_text(json.dumps(
-        {"meta": meta, "summary": summary(records), "cases": records,
+        {"meta": meta, "summary": summary(records), "tie_break_summary": summary(records, "tie_break_verdict"),
+         "cases": records,
          "skipped": [{"source": s, "case": n, "why": w} for s, n, w in skipped]}, indent=1) + "\n")
     (args.out / "propagation_conflicts.md").write_text(markdown(meta, records, skipped))
-    print(json.dumps(summary(records)))
+    print(json.dumps({"by cost": summary(records), "tie-breaks only": summary(records, "tie_break_verdict")}))
     return 0
 
 

@@ -62,7 +62,7 @@ CASES = [
     Case("allow_sideways_propagation_if_result_is_open_empty", AGGRESSIVE, AB,
          {"x": T("i=8", "a,b"), "y": T("i=8", "?")},
          (add("s", "x", "y", result=("?",)),), (("s", None),),
-         "the open empty result sharding constrains nothing: no mtf.shard"),
+         "the open empty result sharding constrains nothing: no written layout"),
     Case("allow_partial_sideways_propagation_if_conflicting_with_result", AGGRESSIVE, AB,
          {"x": T("i=8", "a,b"), "y": T("i=8", "?")},
          (add("s", "x", "y", result=("a",)),), (("s", None),)),

@@ -44,6 +44,9 @@ class Comparison:
     shardy: Run | None  # None: Shardy's layouts have no mtf form (`skipped` says why)
     shardy_layouts: dict[str, Layout] = field(default_factory=dict)  # as Shardy propagated them
     skipped: str = ""
+    #: MeshIR's bytes with equal-priority conflicts left to the tie-breaks (larger tensor,
+    #: then program order) instead of resolved by cost: what the cost resolution changed.
+    tie_break_bytes: int | None = None
 
     @property
     def verdict(self) -> str:
@@ -66,14 +69,21 @@ class Comparison:
 
 
 def compare(case: Case) -> Comparison:
+    from meshir.transforms.propagation import conflicts
+
     meshir = price(mtf_program(case, written_layouts(case)), case)
+    saved, conflicts.MAX_TRIALS = conflicts.MAX_TRIALS, 0
+    try:
+        tie_breaks = price(mtf_program(case, written_layouts(case)), case).bytes
+    finally:
+        conflicts.MAX_TRIALS = saved
     text, dims = stablehlo(case)
     layouts = so.propagate(text, dims, strategy="shardy").layouts
     if any(a.startswith("#sdy") for layout in layouts.values() for axes in layout.values() for a in axes):
-        return Comparison(case, meshir, None, layouts, "Shardy's layouts use a sub-axis (no mtf form)")
+        return Comparison(case, meshir, None, layouts, "Shardy's layouts use a sub-axis (no mtf form)", tie_breaks)
     realised = realise(case)
     program = mtf_program(case, realised.computes, realised.uses, realised.returned)
-    return Comparison(case, meshir, price(program, case), layouts)
+    return Comparison(case, meshir, price(program, case), layouts, tie_break_bytes=tie_breaks)
 
 
 def price(text: str, case: Case) -> Run:
@@ -96,7 +106,7 @@ def price(text: str, case: Case) -> Run:
 
 def read_layouts(module, case: Case) -> dict[str, Layout]:
     """The layout of each named value: arguments by position, ops by `test.value_name` (the
-    layout the op computes in; `<op>:shard` for the shard after an annotated op), `result<i>`
+    layout the op computes in), `result<i>`
     from the return."""
     from meshir._jax_private import ir
     from meshir.dialect import TensorType

@@ -15,9 +15,10 @@ Per-dim sharding spelling (`T`, `shard`, `result=`): "?" open and empty (`{?}`, 
 "" closed and empty (`{}`, `@()`), "a" or "a,b" closed (`{"a", "b"}`, `@(a,b)`), "a,?" open
 with axes (`{"a", ?}`; MeshIR's written layouts are closed, so `@a`).
 
-Translation: an op's result sharding (`sdy.sharding_per_value`) is an `mtf.shard` right after
-the op; `sdy.sharding_constraint` is `mtf.shard`; a function result's sharding is the layout
-written on the returned value's type. `rename` exists only in mtf (a value's dims are named
+Translation: an op's result sharding (`sdy.sharding_per_value`) is the layout written on the
+op's result type (a user's sharding of the same priority as an argument's, as in Shardy);
+`sdy.sharding_constraint` is `mtf.shard`; a function result's sharding is the layout written
+on the returned value's type. `rename` exists only in mtf (a value's dims are named
 once, so contracting a value with itself needs a second name): Shardy reads its operand.
 """
 from __future__ import annotations
@@ -203,30 +204,21 @@ def mtf_layout(spec: tuple[str, ...] | None, rank: int) -> PerDim:
     return tuple(None if d == "?" else tuple(a for a in d.split(",") if a and a != "?") for d in spec)
 
 
-def _annotates(op: Op) -> bool:
-    """Whether the op's result sharding constrains anything (then an mtf.shard follows it)."""
-    return op.kind != "shard" and op.spec is not None and any(d != "?" for d in op.spec)
-
-
 def written_layouts(case: Case) -> dict[str, PerDim]:
     """The translation of Shardy's annotations: every value free but arguments, constraints,
-    the shard after an annotated op, and the returned values (merged with what they carry)."""
+    annotated ops' results and the returned values (merged with what they carry)."""
     out = {n: mtf_layout(v.spec, len(v.dims)) for n, v in case.args.items()}
     for op in case.ops:
-        rank = len(case.dims[op.name])
-        out[op.name] = mtf_layout(op.spec, rank) if op.kind == "shard" else (None,) * rank
-        if _annotates(op):
-            out[op.name + ":shard"] = mtf_layout(op.spec, rank)
+        out[op.name] = mtf_layout(op.spec, len(case.dims[op.name]))
     for value, spec in case.returns:
         if spec is None:
             continue
-        visible = value + ":shard" if value + ":shard" in out else value
         merged = []
-        for have, want in zip(out[visible], mtf_layout(spec, len(case.dims[value]))):
+        for have, want in zip(out[value], mtf_layout(spec, len(case.dims[value]))):
             if have is not None and want is not None and have != want:
                 raise ValueError(f"{case.name}: {value} is annotated twice, differently")
             merged.append(want if have is None else have)
-        out[visible] = tuple(merged)
+        out[value] = tuple(merged)
     return out
 
 
@@ -246,9 +238,8 @@ _MTF_OP = {"add": "mtf.add", "dot": "mtf.einsum", "broadcast": "mtf.broadcast", 
 def mtf_program(case: Case, layouts: dict[str, PerDim], uses: dict | None = None,
                 returned: list[PerDim] | None = None) -> str:
     """The case as mtf text, each value's type carrying `layouts[value]` (a rename: its
-    operand's). Without `uses`, an annotated op is followed by its mtf.shard (`value:shard`
-    in `layouts`); with `uses` ({(op, operand index): layout}) and `returned` (per result),
-    operands and results are converted by mtf.shard where their layout differs instead."""
+    operand's). With `uses` ({(op, operand index): layout}) and `returned` (per result),
+    operands and results are converted by mtf.shard where their layout differs."""
     ssa: dict[str, tuple[str, PerDim]] = {}  # value -> (SSA name, layout) users see
     converted: dict[tuple[str, PerDim], str] = {}  # one mtf.shard per value and layout
     lines: list[str] = []
@@ -275,11 +266,6 @@ def mtf_program(case: Case, layouts: dict[str, PerDim], uses: dict | None = None
         attrs = ([f'dim = "{op.dim}"'] if op.kind == "concat" else []) + [f'{VALUE_ATTR} = "{op.name}"']
         lines.append(f'%{op.name} = "{_MTF_OP[op.kind]}"({", ".join(refs)}) {{{", ".join(attrs)}}} : '
                      f'({", ".join(types)}) -> {typed(op.name)}')
-        if uses is None and _annotates(op):
-            before = typed(op.name)
-            ssa[op.name] = (f"%{op.name}_sharded", layouts[op.name + ":shard"])
-            lines.append(f'%{op.name}_sharded = "mtf.shard"(%{op.name}) {{{VALUE_ATTR} = "{op.name}:shard"}} : '
-                         f'({before}) -> {typed(op.name)}')
     refs, types = zip(*(convert(v, returned[i] if returned else None, f"result{i}")
                         for i, (v, _) in enumerate(case.returns)))
     results, types = ", ".join(refs), ", ".join(types)

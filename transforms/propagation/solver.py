@@ -108,8 +108,11 @@ class Solver:
                     self._spread(key, self.fixed[key][0], strength)
                 continue
             if key in self.assigned:
-                if not self._maybe_extend(key, axes) and axes != self.assigned[key][0]:
+                if axes != self.assigned[key][0]:
+                    # Also where `axes` extend the dim's split: its ops still compute in the
+                    # stronger (shorter) layout, and preferring the finer one may cost less.
                     self._conflict(self.assigned[key][1], strength)
+                    self._maybe_extend(key, axes)
                 continue
             info = self.values.values[key[0]]
             used = self._used_axes(key)
@@ -124,19 +127,18 @@ class Solver:
             self.assigned[key] = (legal, strength)
             self._spread(key, legal, strength)
 
-    def _maybe_extend(self, key: Key, axes) -> bool:
+    def _maybe_extend(self, key: Key, axes) -> None:
         """A propagated split may grow when a later candidate extends it (its axes are a
         prefix of the candidate's): a reshape merge seen before all its parts were laid out
-        gets the rest. A replicated pin (`@()`) never grows. True when `axes` extend it."""
+        gets the rest. A replicated pin (`@()`) never grows."""
         current, strength = self.assigned[key]
         if not current or len(axes) <= len(current) or tuple(axes[: len(current)]) != current:
-            return False
+            return
         info = self.values.values[key[0]]
         legal = legalize(axes, info.type.size(key[1]), self._used_axes(key), self.mesh)
         if len(legal) > len(current):
             self.assigned[key] = (legal, strength)
             self._spread(key, legal, strength)
-        return True
 
     def _seed_strength(self, seed: Seed) -> tuple:
         order = next(self._order)
