@@ -159,7 +159,7 @@ def _verify_region_ops(root, mesh, diags, signature_checked: bool = False) -> No
                 if op.name != "func.func" or b:  # a function's entry block arguments are its signature
                     _verify_block_arguments(op, r, b, block, mesh, diags)
                 ops = [child.operation for child in block.operations]
-                if ops and ops[-1].name.startswith("mtf."):
+                if ops and ops[-1].name.startswith("mtf.") and not getattr(OP_CLASSES.get(ops[-1].name), "TERMINATOR", False):
                     # MLIR's parser accepts this (an unregistered op might be a terminator); no mtf op is one.
                     diags.append(Diagnostic(ops[-1].location, f"'{ops[-1].name}' op cannot end a block: mtf ops are not terminators (is a 'return' missing?)"))
                 work.extend(reversed(ops))

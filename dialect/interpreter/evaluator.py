@@ -10,6 +10,7 @@ from ..ops.base import tensor_type_of
 from ..signature import entry_function, function_name, functions, signature
 from ..verifier import check_module
 from .dispatch import rule_for
+from .loops import LOOPS
 from .errors import located_error
 from .inputs import bind_arguments, check_inputs
 
@@ -43,20 +44,29 @@ def interpret(module, *args, function: str | None = None, **kwargs):
 
 
 def _run(fn, arrays: list[np.ndarray]) -> list[np.ndarray]:
-    block = fn.regions[0].blocks[0]
+    returned = run_block(fn.regions[0].blocks[0], arrays)
+    if returned is None:
+        raise located_error(fn.location, f"function @{function_name(fn)} has no func.return")
+    return returned
+
+
+def run_block(block, arrays: list[np.ndarray]) -> list[np.ndarray] | None:
+    """Evaluate a block's ops on its arguments; what its func.return or mtf.yield returns."""
     values: dict[ir.Value, np.ndarray] = dict(zip(block.arguments, arrays))
     for op in block.operations:
         name = op.operation.name
         operands = [values[v] for v in op.operation.operands]
-        if name == "func.return":
+        if name in ("func.return", "mtf.yield"):
             return operands
         if name == "func.call":
             results = _call(op, operands)
+        elif name in LOOPS:
+            results = LOOPS[name](op, operands, run_block)
         else:
             results = [rule_for(op)(op, operands)]
         for value, array in zip(op.operation.results, results):
             values[value] = _as_result(array, value, op)
-    raise located_error(fn.location, f"function @{function_name(fn)} has no func.return")
+    return None
 
 
 def _call(op, operands):

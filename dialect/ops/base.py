@@ -89,6 +89,8 @@ class MtfOp(ir.OpView):
     RESULTS = 1
     #: Number of regions (loops and calls that carry a body have one).
     REGIONS = 0
+    #: Ends a region's block (`mtf.yield`); no other mtf op may end a block.
+    TERMINATOR = False
 
     # -- traits: what the op is, read by every layer (verifier, API, autodiff, propagation,
     # collective insertion, partitioned form, lowering) instead of lists of op names ----------

@@ -2,7 +2,7 @@
 
 Each op family's module lists its functions in its `__all__`; they are re-exported from
 there, so adding an op touches its family's module only."""
-from . import collectives, composites, contraction, creation, elementwise, indexing, shape_ops
+from . import collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops
 from .collectives import *  # noqa: F401,F403
 from .compile import compile  # noqa: F401
 from meshir.lowering.runtime.process_local import process_local  # noqa: F401,E402
@@ -14,6 +14,7 @@ from .elementwise import *  # noqa: F401,F403
 from .explain import explain  # noqa: F401
 from .grad import GradientProgram, grad, value_and_grad  # noqa: F401
 from .indexing import *  # noqa: F401,F403
+from .loops import *  # noqa: F401,F403
 from .optim import SGD, Adafactor, Adam, AdamW  # noqa: F401
 from .program import Program, current_program  # noqa: F401
 from .propagation import layout_table, propagate  # noqa: F401
@@ -23,7 +24,7 @@ from .train import TrainStep, init_optimizer_state, train_step  # noqa: F401
 from .visualize import visualize  # noqa: F401
 from meshir.transforms.cost_model import AxisLink, CostModel  # noqa: F401,E402
 
-_OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, shape_ops)
+_OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops)
 
 __all__ = [
     "Adafactor", "Adam", "AdamW", "AxisLink", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program", "explain",

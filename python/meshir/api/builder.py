@@ -7,6 +7,7 @@ from meshir.dialect.tensor_type import TypeContentError
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import format_location
 
+from .bodies import local_value
 from .locations import call_site_location, located_error  # noqa: F401  (re-exported)
 from .tensor import Tensor
 
@@ -50,7 +51,8 @@ def build(op_class, result_type: TensorType | None, operands=(), attributes=None
                 raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
             except TypeContentError as e:  # a size beyond the limits, say
                 raise located_error(f"'{op_class.OPERATION_NAME}': {e}", MeshIRValueError) from None
-        op = op_class(result_type, [t.value for t in operands], attrs, loc=loc, ip=ir.InsertionPoint(prog.block))
+        values = [local_value(prog, t.value) for t in operands]
+        op = op_class(result_type, values, attrs, loc=loc, ip=ir.InsertionPoint(prog.block))
         try:
             op.verify(prog.mesh)
         except VerifyError as e:

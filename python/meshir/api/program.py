@@ -17,6 +17,7 @@ from meshir.dialect.signature import NAME_ATTR
 from meshir.dialect.tensor_type import TypeContentError
 
 from . import checks
+from .bodies import local_value
 from .builder import located_error
 from .dims import as_dims
 from .locations import call_site_location
@@ -54,6 +55,7 @@ class Program:
         self._results: list[Tensor] = []
         self._callees: list[str] = []
         self.calls_inlined = False  # True once finish() inlined the calls (their results are gone)
+        self._bodies: list = []  # loop bodies being traced, outermost first (bodies.py)
         self._finished = False
         with self.context, call_site_location():
             self._module = ir.Module.create()
@@ -170,7 +172,7 @@ class Program:
             copy.attributes["sym_name"] = ir.StringAttr.get(symbol)
             copy.attributes["sym_visibility"] = ir.StringAttr.get("private")
             call = func.CallOp([t.to_mlir() for t in sig.result_types], ir.FlatSymbolRefAttr.get(symbol),
-                               [v.value for v in bound], ip=ir.InsertionPoint(self.block))
+                               [local_value(self, v.value) for v in bound], ip=ir.InsertionPoint(self.block))
         self._callees.append(symbol)
         return tuple(Tensor(self, r, from_call=True) for r in call.results)
 
