@@ -8,7 +8,7 @@ from .layout_projection import merge_layouts, reshape_groups
 from .linearity import lazy_operands
 from .local_semantics import result_partial
 from .mesh import function_mesh, module_meshes
-from .ops import OP_CLASSES, is_collective
+from .ops import OP_CLASSES, LoopOp, is_collective
 from .signature import defined_functions
 from .tensor_type import TensorType, format_axes
 
@@ -21,10 +21,13 @@ def verify_partitioned(module) -> list[Diagnostic]:
         mesh = function_mesh(fn, meshes)
         if mesh is None:
             continue
-        for op in fn.regions[0].blocks[0].operations:
-            problem = _problem(op, mesh.shape)
-            if problem:
-                diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
+        work = [fn.regions[0].blocks[0]]
+        while work:  # the function's block and the loop bodies nested in it
+            for op in work.pop().operations:
+                problem = _problem(op, mesh.shape)
+                if problem:
+                    diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
+                work += [block for region in op.operation.regions for block in region.blocks]
     return diags
 
 
@@ -44,10 +47,15 @@ def _problem(op, mesh_shape) -> str | None:
     for t in operands + results:
         if t is not None and any(d.axes is None for d in t.dims):
             return f"{t} has dims without a layout"
-    if name == "func.return":
+    if name in ("func.return", "mtf.yield"):
         pending = [t for t in operands if t is not None and t.partial]
         return f"returns a pending value {pending[0]}" if pending else None
     if name not in OP_CLASSES:
+        return None
+    if isinstance(op, LoopOp):
+        for what, want, got in op.layout_pairs():
+            if want != got:
+                return f"{what} is {got}, its loop carries {want}"
         return None
     if name == "mtf.shard":
         return "mtf.shard must have become collectives"

@@ -68,7 +68,8 @@ def _rewrite_block(block) -> bool:
                 changed |= _rewrite_block(inner)
         cls = OP_CLASSES.get(op.operation.name)
         replacement = None
-        if cls is not None and len(op.operation.results) == 1:
+        if cls is not None and len(op.operation.results) == 1 and not len(op.operation.regions):
+            # (an op with a body, a loop, is not merged: its key would have to compare bodies)
             replacement = _canonical_value(op, cls, seen, kept)
         changed |= _settle(op, replacement, kept)
     return changed

@@ -29,7 +29,7 @@ from meshir.dialect.halo import split_halos
 from meshir.dialect.linearity import lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.ops import OP_CLASSES, is_collective
+from meshir.dialect.ops import OP_CLASSES, LoopOp, is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY, WHOLE_KEY, Provenance, carried
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
@@ -83,6 +83,18 @@ class InsertCollectivesPass(CostModelOptions, ModulePass):
         return remarks
 
 
+def _values_within(block) -> list:
+    """The values of `block` and of the blocks nested in its ops (loop bodies)."""
+    out, work = [], [block]
+    while work:
+        b = work.pop()
+        out += list(b.arguments)
+        for op in b.operations:
+            out += list(op.operation.results)
+            work += [inner for region in op.operation.regions for inner in region.blocks]
+    return out
+
+
 def is_mtf_value(value) -> bool:
     t = value.type
     return t.typeid == ir.OpaqueType.static_typeid and ir.OpaqueType(t).dialect_namespace == "mtf"
@@ -103,23 +115,39 @@ class _FunctionRewriter:
         """Rewrite the function; the remarks of `explain`."""
         block = self.fn.regions[0].blocks[0]
         self._check_laid_out(block)
+        self._rewrite_block(block)
+        refresh_function_type(self.fn)
+        return self.remarks
+
+    def _rewrite_block(self, block) -> None:
         for op in list(block.operations):
             name = op.operation.name
-            if name == "func.return":
+            if name in ("func.return", "mtf.yield"):
                 self._rewrite_return(op)
             elif name == "mtf.shard":
                 self._rewrite_shard(op)
             elif is_collective(op):
                 self._record_bytes(op)
+            elif isinstance(op, LoopOp):
+                self._rewrite_loop(op)
             elif name.startswith("mtf."):
                 self._rewrite_compute(op)
-        refresh_function_type(self.fn)
-        return self.remarks
+
+    def _rewrite_loop(self, op) -> None:
+        """A loop takes no pending operand (its body is isolated); its body is rewritten
+        like a function's, its yield like a return."""
+        loc = op.location
+        for k, v in enumerate(op.operation.operands):
+            if _type(v).partial:
+                op.operation.operands[k] = self._reduced(v, op, loc, op.operation.name,
+                                                         "a loop's operand is never pending")
+        for region in op.operation.regions:
+            for block in region.blocks:
+                self._rewrite_block(block)
 
     def _check_laid_out(self, block) -> None:
         diags = []
-        values = list(block.arguments) + [r for op in block.operations for r in op.operation.results]
-        for v in values:
+        for v in _values_within(block):
             try:
                 t = _type(v)
             except ValueError:
@@ -162,11 +190,13 @@ class _FunctionRewriter:
 
     # -- per op ----------------------------------------------------------------------------
     def _rewrite_return(self, op) -> None:
+        name = op.operation.name
+        why = "a function result is never pending" if name == "func.return" else "a carried value is never pending"
         for k, v in enumerate(op.operation.operands):
             if is_mtf_value(v) and _type(v).partial:  # a function may also return plain tensors
                 # A return built without a location: the reduction is placed where the value was.
                 loc = op.location if op.location != ir.Location.unknown() else _defined_at(v, op.location)
-                op.operation.operands[k] = self._reduced(v, op, loc, "func.return", "a function result is never pending")
+                op.operation.operands[k] = self._reduced(v, op, loc, name, why)
 
     def _rewrite_shard(self, op) -> None:
         loc, why = carried(op.location)

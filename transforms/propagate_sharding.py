@@ -18,7 +18,7 @@ from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import TensorType
 
 from .propagation.layout_sources import call_provenance
-from .propagation.op_rules import op_rule
+from .propagation.op_rules import op_rules
 from .propagation.program_values import index_function
 from .propagation.reshards import reshard_operand, rewrite_function
 from .propagation.seeds import (
@@ -75,10 +75,10 @@ def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None, model: 
     check_rules_on_mesh(extra_rules, mesh, extra_rules.origin or fn.location)
     rules = LayoutRules.from_attribute(fn).merged(extra_rules)
     check_shard_conflicts(values)
-    op_rules = [r for r in (op_rule(op, values) for op in values.ops) if r is not None]
-    solver = solve_by_cost(values, op_rules, mesh.shape, fixed_dims(values), rule_seeds(values, rules, mesh), model)
+    rules_of_ops = [r for op in values.ops for r in op_rules(op, values)]
+    solver = solve_by_cost(values, rules_of_ops, mesh.shape, fixed_dims(values), rule_seeds(values, rules, mesh), model)
     with fn.context:
-        inserted = rewrite_function(fn, values, op_rules, solver, mesh)
+        inserted = rewrite_function(fn, values, rules_of_ops, solver, mesh)
         for call, callee in calls:
             inserted += _reshard_call_operands(call, callee)
     return inserted

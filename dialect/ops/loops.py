@@ -83,6 +83,28 @@ class LoopOp(MtfOp):
             if _shape(operand) != _shape(arg):
                 raise VerifyError(f"invariant #{k} is {_shape(operand)} but its body argument is {_shape(arg)}")
 
+    def layout_pairs(self) -> list[tuple[str, TensorType, TensorType]]:
+        """(what, type, type) that must be equal, layouts included, once collectives are
+        inserted: each carried value's operand, block arguments, yield and result; each
+        invariant's operand and block arguments; a scan's xs and ys with their slices
+        (the scanned dim whole)."""
+        raise NotImplementedError
+
+    def _carry_pairs(self, k: int, operand: TensorType, args: list[TensorType], yielded: TensorType,
+                     result: TensorType) -> list:
+        out = [(f"carried value #{k}'s body argument", operand, a) for a in args]
+        return out + [(f"carried value #{k}'s yielded value", operand, yielded),
+                      (f"carried value #{k}'s result", operand, result)]
+
+    def _invariant_pairs(self, regions: list[int]) -> list:
+        n, operands = self.invariant_count, self.operand_types
+        out = []
+        for r in regions:
+            args = _types(self.body_block(r).arguments, "body argument")
+            out += [(f"invariant #{m}'s body argument", operands[len(operands) - n + m], args[len(args) - n + m])
+                    for m in range(n)]
+        return out
+
     def _check_carry(self, k: int, operand: TensorType, arg: TensorType, yielded: TensorType,
                      result: TensorType) -> None:
         want = _shape(operand)
@@ -106,6 +128,25 @@ class ScanOp(LoopOp):
     @property
     def xs_count(self) -> int:
         return len(self.operation.operands) - self.carried - self.invariant_count
+
+    def layout_pairs(self) -> list:
+        carries, dim = self.carried, self.attr("dim")
+        operands, results = self.operand_types, self.result_types
+        args = _types(self.body_block().arguments, "body argument")
+        yielded = _types(self.yielded(), "yielded value")
+        out = []
+        for k in range(carries):
+            out += self._carry_pairs(k, operands[k], [args[1 + k]], yielded[k], results[k])
+        for j in range(self.xs_count):
+            x = operands[carries + j]
+            whole = x.with_layout({dim: ()})
+            out.append((f"xs #{j}", whole, x))
+            out.append((f"xs #{j}'s slice", whole.with_dims(d for d in whole.dims if d.name != dim), args[1 + carries + j]))
+        for j in range(len(results) - carries):
+            y, stacked = yielded[carries + j], results[carries + j]
+            out.append((f"stacked value #{j}'s result", TensorType.make(
+                [(dim, self.attr("length"), ())] + [(d.name, d.size, d.axes) for d in y.dims], y.element_type), stacked))
+        return out + self._invariant_pairs([0])
 
     def verify_op(self, mesh) -> None:
         length, carries, dim = self.attr("length"), self.attr("carries"), self.attr("dim")
@@ -156,6 +197,16 @@ class WhileOp(LoopOp):
     ATTRIBUTES = {"invariants": "int"}
     OPTIONAL = frozenset({"invariants"})
     REGIONS = 2
+
+    def layout_pairs(self) -> list:
+        operands, results = self.operand_types, self.result_types
+        cond_args = _types(self.body_block(0).arguments, "cond argument")
+        args = _types(self.body_block(1).arguments, "body argument")
+        yielded = _types(self.yielded(1), "yielded value")
+        out = []
+        for k in range(self.carried):
+            out += self._carry_pairs(k, operands[k], [cond_args[k], args[k]], yielded[k], results[k])
+        return out + self._invariant_pairs([0, 1])
 
     def verify_op(self, mesh) -> None:
         operands, results = self.operand_types, self.result_types

@@ -7,6 +7,7 @@ pretty form. Every op carries the location of the `mtf` op it comes from.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -58,6 +59,18 @@ class Builder:
     def channel_handle(self) -> str:
         """A new channel, numbered over the whole module (jax's `type = 1`: device to device)."""
         return f"#stablehlo.channel_handle<handle = {next(self._channels)}, type = 1>"
+
+    @contextlib.contextmanager
+    def region(self):
+        """Collect the lines emitted meanwhile apart (a region's body, as a list the caller
+        reads after), with values cached outside not reused inside and vice versa: a region
+        sees only what it defines (loops.py keeps bodies isolated from above)."""
+        saved = self.lines, self._cache, self.location
+        self.lines, self._cache = [], {}
+        try:
+            yield self.lines
+        finally:
+            self.lines, self._cache, self.location = saved
 
     def cached(self, key, make):
         """`make()` once per program for `key` (partition id, coordinates, block offsets)."""
@@ -215,6 +228,11 @@ def pad(b: Builder, v: Local, value: Local, axis: int, low: int, high: int) -> L
     shape[axis] += low + high
     attrs = {"edge_padding_low": i64_array(lows), "edge_padding_high": i64_array(highs), "interior_padding": i64_array([0] * v.rank)}
     return b.op("pad", [v, value], shape, v.elem, attrs)
+
+
+def dynamic_update_slice(b: Builder, v: Local, update: Local, starts) -> Local:
+    """`v` with `update` written at the scalar start indices `starts` (one per dim)."""
+    return b.op("dynamic_update_slice", [v, update, *starts], v.shape, v.elem)
 
 
 def dynamic_slice(b: Builder, v: Local, starts, sizes) -> Local:

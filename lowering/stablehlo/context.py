@@ -29,6 +29,9 @@ class FunctionLowering:
     b: Builder
     mesh: Mesh | None
     values: dict = field(default_factory=dict)
+    #: The rules and `after` hook of the function's block, for the loop bodies nested in it.
+    rules: dict = field(default_factory=dict)
+    after: object = None
 
     def local(self, value) -> Local:
         return self.values[value]
@@ -52,19 +55,26 @@ class FunctionLowering:
         """The first global index of this program's block along every dim of `t`."""
         return device.dim_offsets(self.b, self.mesh, t)
 
-    def lower_block(self, block, rules: dict, after=None) -> list[Local]:
-        """Lower the ops of `block` with `rules` (op name -> rule); return the values of its
-        `func.return`. `after(op, value)`, if given, may replace each op's result value."""
+    def lower_block(self, block, rules: dict | None = None, after=None) -> list[Local]:
+        """Lower the ops of `block` with `rules` (op name -> rule; a loop body: the
+        function's); return the values of its `func.return` or `mtf.yield`. `after(op, value,
+        k)`, if given, may replace the value of each op's result k. A rule returns its
+        result's value, or a list of them (a loop)."""
+        if rules is None:
+            rules, after = self.rules, self.after
+        else:
+            self.rules, self.after = rules, after
         for op in block.operations:
             name = op.operation.name
-            if name == "func.return":
+            if name in ("func.return", "mtf.yield"):
                 return self.operands(op)
             self.b.location = str(op.location)
             rule = rules.get(name)
             if rule is None:
                 raise op_error(op, "cannot be lowered to StableHLO (mtf-lower-to-stablehlo knows mtf ops only)")
             value = rule(self, op)
-            self.values[op.operation.results[0]] = after(op, value) if after else value
+            for k, (result, v) in enumerate(zip(op.operation.results, value if isinstance(value, list) else [value])):
+                self.values[result] = after(op, v, k) if after else v
         raise op_error(block.owner, "has no func.return")
 
 

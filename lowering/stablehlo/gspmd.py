@@ -62,8 +62,8 @@ class Constraints:
         self.b, self.mesh = b, mesh
         self.known = {v.name: sharding_attr_text(t, mesh) for t, v in zip(arg_types, args)}
 
-    def __call__(self, op, value: Local) -> Local:
-        t = op.result_type
+    def __call__(self, op, value: Local, k: int = 0) -> Local:
+        t = TensorType.from_mlir(op.operation.results[k].type)
         if t.partial:
             return value
         sharding = sharding_attr_text(t, self.mesh)

@@ -18,7 +18,7 @@ from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import function_name, functions, is_mtf_function
 from meshir.dialect.verifier import check_module
 
-from . import collectives, contraction, creation, elementwise, gspmd, indexing, random, scatter_add, shape
+from . import collectives, contraction, creation, elementwise, gspmd, indexing, loops, random, scatter_add, shape
 from .builder import Builder
 from .context import FunctionLowering, op_error
 from .function import block_arguments, function_signature, function_text
@@ -32,6 +32,7 @@ RULES = {
     **indexing.RULES,
     **scatter_add.RULES,
     **collectives.RULES,
+    **loops.RULES,
 }
 
 

@@ -108,7 +108,7 @@ def _live(rules: list[OpRule], values: FunctionValues) -> list[OpRule]:
     others after collective insertion, with the collectives they needed."""
     live = set()
     for op in reversed(values.ops):
-        if op.operation.name == "func.return" or any(values.id_of(r) in live for r in op.operation.results):
+        if op.operation.name in ("func.return", "mtf.yield") or any(values.id_of(r) in live for r in op.operation.results):
             live.update(values.id_of(v) for v in op.operation.operands)
     return [r for r in rules if any(v in live for v in r.results)]
 

@@ -31,6 +31,26 @@ class OpRule:
     unlinked: set[str] = field(default_factory=set)
     #: Factors by name: an operand dim no result has is reduced over (contracted, looked up).
     by_name: bool = False
+    #: The op's operand index of each of `operands` (None: all of them, in order).
+    positions: list[int] | None = None
+    #: A loop's carried value (loops.py): each factor's first member (a block argument, or a
+    #: yielded y) is the layout every other member must take; `replicated` dims take none.
+    carried: bool = False
+    replicated: list[Member] = field(default_factory=list)
+
+    def operand_positions(self) -> list[int]:
+        return self.positions if self.positions is not None else list(range(len(self.operands)))
+
+
+def op_rules(op, values: FunctionValues) -> list[OpRule]:
+    """The rules of an op: one, none for an op without `!mtf.tensor` values, one per carried
+    value for a loop (loops.py)."""
+    if getattr(OP_CLASSES.get(op.operation.name), "FACTORS", "none") == "carried":
+        from .loops import loop_rules  # loops.py builds OpRules
+
+        return loop_rules(op, values)
+    rule = op_rule(op, values)
+    return [] if rule is None else [rule]
 
 
 def op_rule(op, values: FunctionValues) -> OpRule | None:

@@ -29,7 +29,7 @@ class FunctionValues:
 
     values: list[ValueInfo] = field(default_factory=list)
     by_value: dict = field(default_factory=dict)
-    ops: list = field(default_factory=list)  # every op of the body, in order
+    ops: list = field(default_factory=list)  # every op of the body, nested ones too, in order
 
     def id_of(self, value: ir.Value) -> int | None:
         return self.by_value.get(value)
@@ -45,13 +45,20 @@ class FunctionValues:
 
 
 def index_function(fn) -> FunctionValues:
-    """All values of `fn`'s single block, in program order."""
-    block = fn.regions[0].blocks[0]
+    """All values of `fn`'s single block and of the loop bodies nested in it, in program
+    order (a loop's body before its results)."""
     out = FunctionValues()
+    _index_block(fn.regions[0].blocks[0], out)
+    return out
+
+
+def _index_block(block, out: FunctionValues) -> None:
     for arg in block.arguments:
         out.add(arg, None, arg.location)
     for op in block.operations:
         out.ops.append(op)
+        for region in op.operation.regions:
+            for inner in region.blocks:
+                _index_block(inner, out)
         for result in op.operation.results:
             out.add(result, op, op.location)
-    return out

@@ -59,6 +59,17 @@ def computation_layouts(rule: OpRule, solver: Solver) -> dict[tuple[int, str], t
     return out
 
 
+def carried_layouts(rule: OpRule, solver: Solver) -> dict[tuple[int, str], tuple[str, ...]]:
+    """A loop's carried value: every member of a factor as its anchor (the first member) is
+    laid out; replicated dims (a scan's scanned dim) whole (propagation/loops.py)."""
+    out = {}
+    for members in rule.factors:
+        anchor = solver.final(members[0])
+        out.update({m: anchor for m in members})
+    out.update({m: () for m in rule.replicated})
+    return out
+
+
 def _reshape_layouts(rule: OpRule, values, solver, mesh) -> dict[tuple[int, str], tuple[str, ...]]:
     """Operand and result layouts a reshape can compute with: per group, the contiguous part
     of the result's split (merge_prefix), carried onto the operand's parts and back, so both
@@ -116,6 +127,8 @@ def laid_out_ops(rules: list[OpRule]) -> list[OpRule]:
 
 def op_layouts(rule: OpRule, values: FunctionValues, solver: Solver, mesh_shape) -> dict:
     """(value id, dim) -> the layout the op sees that dim in, for the dims it constrains."""
+    if rule.carried:
+        return carried_layouts(rule, solver)
     if changes_layout(rule.op):
         return _collective_layouts(rule, values, solver)
     if rule.reshapes:
@@ -132,7 +145,7 @@ def rewrite_function(fn, values: FunctionValues, rules: list[OpRule], solver: So
     for rule in laid_out_ops(rules):
         wanted = op_layouts(rule, values, solver, mesh.shape)
         needs = {}
-        for position, vid in enumerate(rule.operands):
+        for position, vid in zip(rule.operand_positions(), rule.operands):
             need = needs[vid] = seen_as(finals[vid], vid, wanted)
             if need != finals[vid]:
                 why = reshard_provenance(rule, values, solver, wanted, vid, finals[vid], need, position)
