@@ -3,7 +3,7 @@ why it exists (its provenance; the cheapest rule change that would remove it is 
 when asked, by `explain()`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import format_location
@@ -34,6 +34,9 @@ class CollectiveRecord:
     provenance: Provenance | None = None
     #: The named dims it changes (an all_reduce: the dims whose split left the sum pending).
     dims: tuple[str, ...] = ()
+    #: How many times one call runs it: the product of the lengths of the scans around it;
+    #: None inside a while loop (its trip count is known only when it runs).
+    repeats: int | None = 1
 
 
 def collectives_of(module) -> list[CollectiveRecord]:
@@ -43,14 +46,15 @@ def collectives_of(module) -> list[CollectiveRecord]:
 
 
 def collective_ops(module):
-    """(op, CollectiveRecord) of every collective and halo exchange, in program order."""
+    """(op, CollectiveRecord) of every collective and halo exchange, in program order (those
+    in a loop's body where the loop is)."""
     for fn in defined_functions(module):
-        for op in fn.regions[0].blocks[0].operations:
+        for op, repeats in _ops_within(fn.regions[0].blocks[0], 1):
             name = op.operation.name
             attrs = op.operation.attributes
             if name not in COLLECTIVE_OP_NAMES:
                 if "bytes_per_device" in attrs:
-                    yield op, _halo_record(fn, op)
+                    yield op, replace(_halo_record(fn, op), repeats=repeats)
                 continue
             axes = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs["axes"])) if "axes" in attrs else ()
             detail = ", ".join(f"{k}={ir.StringAttr(attrs[k]).value}" for k in ("reduction", "dim", "src_dim", "dst_dim")
@@ -59,7 +63,19 @@ def collective_ops(module):
             why = provenance_of(op)
             yield op, CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes, detail,
                                        nbytes, str(TensorType.from_mlir(op.operation.operands[0].type)),
-                                       format_location(op.location), why, collective_dims(op, why))
+                                       format_location(op.location), why, collective_dims(op, why), repeats)
+
+
+def _ops_within(block, repeats: int | None):
+    """(op, how many times it runs per call) for the ops of `block` and of the loop bodies in it."""
+    for op in block.operations:
+        yield op, repeats
+        if op.operation.regions:
+            inner = None if repeats is None or op.operation.name != "mtf.scan" else \
+                repeats * ir.IntegerAttr(op.operation.attributes["length"]).value
+            for region in op.operation.regions:
+                for b in region.blocks:
+                    yield from _ops_within(b, inner)
 
 
 def _halo_record(fn, op) -> CollectiveRecord:
@@ -98,7 +114,9 @@ class CompileReport:
 
     @property
     def total_bytes_per_device(self) -> int:
-        return sum(c.bytes_per_device for c in self.collectives)
+        """Bytes one call sends per device: a collective in a scan's body counts once per
+        iteration; one in a while loop's, once (its trip count is not known here)."""
+        return sum(c.bytes_per_device * (c.repeats or 1) for c in self.collectives)
 
     def __str__(self) -> str:
         lines = ["layouts:", layout_table(self.partitioned_module), "", "collectives:"]
