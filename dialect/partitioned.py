@@ -11,6 +11,7 @@ from .mesh import function_mesh, module_meshes
 from .ops import OP_CLASSES, LoopOp, is_collective
 from .signature import defined_functions
 from .tensor_type import TensorType, format_axes
+from .walk import ops_within
 
 
 def verify_partitioned(module) -> list[Diagnostic]:
@@ -21,13 +22,10 @@ def verify_partitioned(module) -> list[Diagnostic]:
         mesh = function_mesh(fn, meshes)
         if mesh is None:
             continue
-        work = [fn.regions[0].blocks[0]]
-        while work:  # the function's block and the loop bodies nested in it
-            for op in work.pop().operations:
-                problem = _problem(op, mesh.shape)
-                if problem:
-                    diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
-                work += [block for region in op.operation.regions for block in region.blocks]
+        for op in ops_within(fn.regions[0].blocks[0]):  # loop bodies too
+            problem = _problem(op, mesh.shape)
+            if problem:
+                diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
     return diags
 
 

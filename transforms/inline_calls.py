@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from meshir._jax_private import ir
 from meshir.dialect.signature import callees_first, function_name, functions
+from meshir.dialect.walk import ops_within
 
 from .registry import ModulePass, register_pass
 
@@ -31,7 +32,7 @@ def inline_calls(module_op) -> None:
     by_name = {function_name(f): f for f in functions(module_op)}
     called = set()
     for fn in callees_first(module_op):
-        for op in list(fn.regions[0].blocks[0].operations):
+        for op in list(ops_within(fn.regions[0].blocks[0])):  # calls in loop bodies too
             if op.operation.name != "func.call":
                 continue
             callee = by_name.get(ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value)
@@ -65,7 +66,7 @@ def _inline(call, callee) -> None:
 def _has_calls_to(module_op, name: str) -> bool:
     for fn in functions(module_op):
         for block in fn.regions[0].blocks:
-            for op in block.operations:
+            for op in ops_within(block):
                 if op.operation.name == "func.call" and ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value == name:
                     return True
     return False

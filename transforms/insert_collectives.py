@@ -33,6 +33,7 @@ from meshir.dialect.ops import OP_CLASSES, LoopOp, is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY, WHOLE_KEY, Provenance, carried
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
+from meshir.dialect.walk import blocks_within
 from meshir.dialect.tensor_type import TensorType
 
 from .collectives.provenance import (
@@ -81,18 +82,6 @@ class InsertCollectivesPass(CostModelOptions, ModulePass):
                 with fn.context:
                     remarks += _FunctionRewriter(fn, mesh.shape, model, self.explain).run()
         return remarks
-
-
-def _values_within(block) -> list:
-    """The values of `block` and of the blocks nested in its ops (loop bodies)."""
-    out, work = [], [block]
-    while work:
-        b = work.pop()
-        out += list(b.arguments)
-        for op in b.operations:
-            out += list(op.operation.results)
-            work += [inner for region in op.operation.regions for inner in region.blocks]
-    return out
 
 
 def is_mtf_value(value) -> bool:
@@ -147,7 +136,8 @@ class _FunctionRewriter:
 
     def _check_laid_out(self, block) -> None:
         diags = []
-        for v in _values_within(block):
+        for v in [v for b in blocks_within(block) for v in list(b.arguments)
+                  + [r for op in b.operations for r in op.operation.results]]:
             try:
                 t = _type(v)
             except ValueError:

@@ -233,3 +233,15 @@ def test_one_layout_per_carried_value_and_the_scanned_dim_whole():
     records = exe.compile_report.collectives
     assert [(c.kind, c.repeats) for c in records] == [("all_reduce", 4)]  # the sum over d@y, each iteration
     assert exe.compile_report.total_bytes_per_device == 4 * records[0].bytes_per_device > 0
+
+
+def test_a_call_in_a_loop_body_is_inlined_there():
+    with mi.Program("inner", MESH) as inner:
+        v = inner.argument("v", [B])
+        inner.result(mi.tanh(v) * 2.0, name="o")
+    with mi.Program("p", MESH) as prog:
+        c = prog.argument("c", [B])
+        prog.result(mi.fori_loop(3, lambda i, u: prog.call(inner, u)[0], c), name="out")
+    c_ = np.linspace(-1, 1, 8).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(mi.compile(prog, layout={"b": "x"})(c=c_)), mi.interpret(prog, c=c_),
+                               rtol=1e-6)

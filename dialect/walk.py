@@ -1,0 +1,18 @@
+"""Walks over a block and the blocks nested in its ops (loop bodies), for the passes that
+see a function's body whole."""
+from __future__ import annotations
+
+
+def blocks_within(block):
+    """`block`, then every block nested in its ops, outer before inner."""
+    work = [block]
+    while work:
+        b = work.pop(0)
+        yield b
+        work += [inner for op in b.operations for region in op.operation.regions for inner in region.blocks]
+
+
+def ops_within(block):
+    """Every op of `block` and of the blocks nested in it."""
+    for b in blocks_within(block):
+        yield from b.operations
