@@ -15,16 +15,12 @@ def run_scan(op, operands, run_block) -> list[np.ndarray]:
     invariants = list(operands[carries + op.xs_count:])
     axes = [op.operand_types[carries + j].index(dim) for j in range(len(xs))]
     block = op.body_block()
-    stacked = None
-    for i in range(length):
+    stacked: dict[int, list] = {}
+    for i in (reversed(range(length)) if op.attr("reverse") else range(length)):
         slices = [np.take(x, i, axis=a) for x, a in zip(xs, axes)]
         out = run_block(block, [np.array(i, np.int32)] + carry + slices + invariants)
-        carry, ys = out[:carries], out[carries:]
-        if stacked is None:
-            stacked = [[] for _ in ys]
-        for acc, y in zip(stacked, ys):
-            acc.append(np.asarray(y))
-    return carry + [np.stack(acc) for acc in stacked or []]
+        carry, stacked[i] = out[:carries], [np.asarray(y) for y in out[carries:]]
+    return carry + [np.stack(ys) for ys in zip(*(stacked[i] for i in range(length)))]
 
 
 def run_while(op, operands, run_block) -> list[np.ndarray]:

@@ -6,7 +6,8 @@ then the *invariants* (`invariants` values every iteration reads unchanged). The
 arguments: the iteration index (`!mtf.tensor<i32>`, from 0), the carry, each x's slice at the
 index (its type without `dim`), the invariants. The body yields the next carry, then one *y*
 per stacked result. Results: the last carry, then each y stacked along a new leading dim
-`dim` of size `length`. A `fori_loop` is a scan without xs and ys.
+`dim` of size `length`. A `fori_loop` is a scan without xs and ys. With `reverse = true` the
+index runs from `length - 1` down to 0 (the backward pass of a scan is one).
 
 `mtf.while {invariants}` carries its other operands while its `cond` region yields a true
 `!mtf.tensor<i1>`; its `body` region yields the next carry. Both regions' block arguments are
@@ -117,8 +118,8 @@ class LoopOp(MtfOp):
 @mtf_op
 class ScanOp(LoopOp):
     OPERATION_NAME = "mtf.scan"
-    ATTRIBUTES = {"length": "int", "carries": "int", "invariants": "int", "dim": "str"}
-    OPTIONAL = frozenset({"dim", "invariants"})
+    ATTRIBUTES = {"length": "int", "carries": "int", "invariants": "int", "dim": "str", "reverse": "bool"}
+    OPTIONAL = frozenset({"dim", "invariants", "reverse"})
     REGIONS = 1
 
     @property

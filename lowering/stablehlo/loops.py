@@ -4,8 +4,8 @@ A body's ops are lowered by the function's own rules into the while's body regio
 region sees only its block arguments (bodies are isolated from above, and the builder
 caches nothing across a region's edge), so device coordinates are recomputed inside.
 
-`mtf.scan` carries `(i, carry..., xs..., invariants..., ys...)`: each iteration slices every
-x at `i` along the scanned dim (whole on every device: propagation replicates it), runs the
+`mtf.scan` carries `(step, carry..., xs..., invariants..., ys...)`; the index `i` is the step,
+or `length - 1 - step` in reverse. Each iteration slices every x at `i` along the scanned dim (whole on every device: propagation replicates it), runs the
 body, writes each y into its stacked buffer at `i` (`dynamic_update_slice`), and steps `i`;
 the condition is `i < length`. `mtf.while` carries `(carry..., invariants...)`; its `cond`
 region lowers to the while's condition.
@@ -34,7 +34,8 @@ def scan(p: FunctionLowering, op) -> list[Local]:
         return hlo.compare(b, "LT", args[0], hlo.constant(b, length, INDEX))
 
     def body(args: list[Local]) -> list[Local]:
-        i, rest = args[0], args[1:]
+        step, rest = args[0], args[1:]
+        i = hlo.binary(b, "subtract", hlo.constant(b, length - 1, INDEX), step) if op.attr("reverse") else step
         carry, xs = rest[:carries], rest[carries:carries + xs_count]
         invariants, ys = rest[carries + xs_count:len(operands)], rest[len(operands):]
         slices = [_take(b, x, i, a) for x, a in zip(xs, axes)]
@@ -43,7 +44,7 @@ def scan(p: FunctionLowering, op) -> list[Local]:
         zero = hlo.constant(b, 0, INDEX)
         stacked = [hlo.dynamic_update_slice(b, buf, hlo.reshape(b, y, (1,) + y.shape), [i] + [zero] * y.rank)
                    for buf, y in zip(ys, out[carries:])]
-        step = hlo.binary(b, "add", i, hlo.constant(b, 1, INDEX))
+        step = hlo.binary(b, "add", step, hlo.constant(b, 1, INDEX))
         return [step] + out[:carries] + list(xs) + list(invariants) + stacked
 
     results = while_loop(b, state, cond, body)
