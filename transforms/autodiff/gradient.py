@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from meshir._jax_private import func, ir
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
-from meshir.dialect.ops import ShardOp, is_collective
+from meshir.dialect.ops import LoopOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
@@ -120,12 +120,16 @@ def _choose_wrt(fn, sig, wrt) -> list[int]:
 
 
 # -- 1. global form ----------------------------------------------------------------------------
-def _to_global_form(block) -> None:
+def _to_global_form(block, nested: bool = False) -> None:
+    """Also in loop bodies, whose block arguments lose their layouts too (`nested`)."""
     for arg in block.arguments:
         t = _mtf_type(arg)
-        if t is not None and t.partial:
-            arg.set_type(t.without_partial().to_mlir())
+        if t is not None and (t.partial or nested):
+            arg.set_type((free(t) if nested else t.without_partial()).to_mlir())
     for op in list(block.operations):
+        for region in op.operation.regions:
+            for inner in region.blocks:
+                _to_global_form(inner, nested=True)
         name = op.operation.name
         is_reshard = name == "mtf.shard" and "reshard" in op.operation.attributes \
             and ir.BoolAttr(op.operation.attributes["reshard"]).value
@@ -196,17 +200,7 @@ class _Differentiator:
         self._set_signature(results)
 
     def _activity(self, forward) -> None:
-        self.active = {self.block.arguments[i] for i in self.wrt}
-        for op in forward:
-            operands = list(op.operation.operands)
-            diff = differentiable(op)
-            if diff is None:  # an op without a VJP (a call, another dialect's op)
-                if any(v in self.active for v in operands):
-                    self.unsupported.add(op.operation)
-                    self.active.update(r for r in op.operation.results if _is_float(r))
-                continue
-            if any(operands[i] in self.active for i in diff):
-                self.active.update(r for r in op.operation.results if _is_float(r))
+        self.active = active_values({self.block.arguments[i] for i in self.wrt}, forward, self.unsupported)
 
     def _seed(self, em, y):
         t = free(type_of(y))
@@ -215,25 +209,7 @@ class _Differentiator:
         return em.scalar(1.0, t.element_type)  # the result is a scalar (checked by _choose_result)
 
     def _pull_back(self, em, op, cts) -> None:
-        results = list(op.operation.results)
-        if not any(r in cts for r in results):
-            return
-        if op.operation in self.unsupported:
-            raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': it has no VJP rule"
-                                + (" (inline the callee first)" if op.operation.name == "func.call" else ""),
-                                located=True)
-        operands = list(op.operation.operands)
-        wanted = frozenset(i for i in differentiable(op) if operands[i] in self.active)
-        if not wanted:
-            return
-        em.loc = op.location
-        ct = cts[results[0]]
-        for i, c in VJP_RULES[op.operation.name].fn(em, op, ct, wanted).items():
-            if c is None or i not in wanted:
-                continue
-            v = operands[i]
-            c = em.fit(c, free(type_of(v)))
-            cts[v] = em.add(cts[v], c) if v in cts else c
+        pull_back(em, op, cts, self.active, self.unsupported)
 
     def _set_signature(self, results) -> None:
         g, sig = self.grad, self.sig
@@ -258,6 +234,53 @@ class _Differentiator:
                                                       for n in res_names])
         g.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get([a.type for a in self.block.arguments], [v.type for v in results]))
+
+
+def active_values(active: set, forward, unsupported: set) -> set:
+    """`active` and every float result depending on it through differentiable operands
+    (a loop: through any operand); ops with no VJP reached by it go to `unsupported`."""
+    active = set(active)
+    for op in forward:
+        operands = list(op.operation.operands)
+        diff = tuple(i for i, v in enumerate(operands) if _is_float(v)) if isinstance(op, LoopOp) else differentiable(op)
+        if diff is None:  # an op without a VJP (a call, another dialect's op)
+            if any(v in active for v in operands):
+                unsupported.add(op.operation)
+                active.update(r for r in op.operation.results if _is_float(r))
+            continue
+        if any(operands[i] in active for i in diff):
+            active.update(r for r in op.operation.results if _is_float(r))
+    return active
+
+
+def pull_back(em, op, cts: dict, active: set, unsupported: set) -> None:
+    """Add the cotangents of `op`'s active operands to `cts`, from its results' (loops:
+    autodiff/loops.py)."""
+    results = list(op.operation.results)
+    if not any(r in cts for r in results):
+        return
+    if op.operation in unsupported:
+        raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': it has no VJP rule"
+                            + (" (inline the callee first)" if op.operation.name == "func.call" else ""),
+                            located=True)
+    operands = list(op.operation.operands)
+    if isinstance(op, LoopOp):
+        from .loops import loop_vjp  # loops.py sweeps bodies with this module's functions
+
+        em.loc = op.location
+        pulled = loop_vjp(em, op, cts, active)
+    else:
+        wanted = frozenset(i for i in differentiable(op) if operands[i] in active)
+        if not wanted:
+            return
+        em.loc = op.location
+        pulled = VJP_RULES[op.operation.name].fn(em, op, cts[results[0]], wanted)
+    for i, c in pulled.items():
+        if c is None or operands[i] not in active:
+            continue
+        v = operands[i]
+        c = em.fit(c, free(type_of(v)))
+        cts[v] = em.add(cts[v], c) if v in cts else c
 
 
 def _erase_dead_ops(block) -> None:
