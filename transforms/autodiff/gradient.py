@@ -26,7 +26,7 @@ from meshir.dialect.ops import ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
-from . import contraction, elementwise, indexing, layout, shape  # noqa: F401  (register the rules)
+from . import calls, contraction, elementwise, indexing, layout, shape  # noqa: F401  (register the rules)
 from .emitter import Emitter, free, type_of
 from .rules import VJP_RULES, differentiable
 
@@ -62,13 +62,22 @@ def gradient_function(module_op, function: str | None = None, wrt=(), result: st
         grad.attributes["sym_name"] = ir.StringAttr.get(grad_name)
         block = grad.regions[0].blocks[0]
         try:
-            _to_global_form(block)
-            _Differentiator(grad, block, sig, res_index, wrt_indices, cotangent, with_value).run()
+            to_global_form(block)
+            differentiate_block(grad, block, sig, [res_index], wrt_indices, cotangent, with_value)
         except BaseException:
             grad.erase()  # leave the module as it was
             raise
-        _erase_dead_ops(block)
+        erase_dead_ops(block)
     return grad.opview  # verified by the pass manager after mtf-autodiff
+
+
+def differentiate_block(fn, block, sig, seeds, wrt, cotangent, with_value) -> "_Differentiator":
+    """Rewrite `block` (of `fn`, in global form) into forward ops, then backward ops, then a
+    return of (value,) gradients; see the module docstring. `seeds`: the result indices
+    differentiated (with `cotangent`, one new cotangent argument each, in order)."""
+    sweep = _Differentiator(fn, block, sig, seeds, wrt, cotangent, with_value)
+    sweep.run()
+    return sweep
 
 
 def _choose_result(fn, sig, result, cotangent) -> int:
@@ -120,7 +129,7 @@ def _choose_wrt(fn, sig, wrt) -> list[int]:
 
 
 # -- 1. global form ----------------------------------------------------------------------------
-def _to_global_form(block) -> None:
+def to_global_form(block) -> None:
     for arg in block.arguments:
         t = _mtf_type(arg)
         if t is not None and t.partial:
@@ -171,36 +180,57 @@ def _is_float(value) -> bool:
 
 # -- 2-4. activity, reverse sweep, signature -------------------------------------------------------
 class _Differentiator:
-    def __init__(self, grad, block, sig, res_index, wrt_indices, cotangent, with_value):
+    def __init__(self, grad, block, sig, seeds, wrt_indices, cotangent, with_value):
         self.grad, self.block, self.sig = grad, block, sig
-        self.res_index, self.wrt, self.cotangent, self.with_value = res_index, wrt_indices, cotangent, with_value
+        self.seeds, self.wrt, self.cotangent, self.with_value = seeds, wrt_indices, cotangent, with_value
         self.active: set = set()
         self.unsupported: set = set()
+        self.saved: dict = {}  # first result of a call of @f_fwd -> its calls.SavedCall
+        self.forward_ops = 0  # the block's first ops, before the backward ones (calls.py splits there)
+        self.primal_results: list = []  # the values the forward returns
 
     def run(self) -> None:
+        self._activity(list(self.block.operations)[:-1])
+        self._save_call_forwards()
         ops = list(self.block.operations)
         ret, forward = ops[-1], ops[:-1]
-        self._activity(forward)
-        y = ret.operation.operands[self.res_index]
+        self.forward_ops, self.primal_results = len(forward), list(ret.operation.operands)
         em = Emitter(ir.InsertionPoint(ret), self.grad.location)
-        seed = self._seed(em, y)
-        cts = {y: seed} if y in self.active else {}
+        cts = {}
+        for index in self.seeds:
+            y = ret.operation.operands[index]
+            seed = self._seed(em, y)
+            if y in self.active:
+                cts[y] = em.add(cts[y], seed) if y in cts else seed
         for op in reversed(forward):
             self._pull_back(em, op, cts)
         em.loc = self.grad.location
         args = self.block.arguments
         grads = [cts[args[i]] if args[i] in cts else em.zeros(type_of(args[i])) for i in self.wrt]
-        results = ([y] if self.with_value else []) + grads
+        results = [ret.operation.operands[i] for i in self.seeds if self.with_value] + grads
         func.ReturnOp(results, ip=ir.InsertionPoint(ret))
         ret.operation.erase()
         self._set_signature(results)
+
+    def _save_call_forwards(self) -> None:
+        """Active plain calls become calls of their callee's forward-with-residuals."""
+        for op in list(self.block.operations):
+            if self._differentiable_call(op) and not calls.is_remat(op) and calls.custom_vjp_of(op) is None \
+                    and any(r in self.active for r in op.operation.results):
+                new, saved = calls.save_forward(op)
+                self.active.update(r for r in new.results if _is_float(r))
+                self.saved[new.results[0]] = saved
+
+    def _differentiable_call(self, op) -> bool:
+        return op.operation.name == "func.call" and calls.callee_of(op) is not None
 
     def _activity(self, forward) -> None:
         self.active = {self.block.arguments[i] for i in self.wrt}
         for op in forward:
             operands = list(op.operation.operands)
-            diff = differentiable(op)
-            if diff is None:  # an op without a VJP (a call, another dialect's op)
+            diff = tuple(i for i in range(len(operands)) if _is_float(operands[i])) \
+                if self._differentiable_call(op) else differentiable(op)
+            if diff is None:  # an op without a VJP (a call of a declaration, another dialect's op)
                 if any(v in self.active for v in operands):
                     self.unsupported.add(op.operation)
                     self.active.update(r for r in op.operation.results if _is_float(r))
@@ -220,15 +250,19 @@ class _Differentiator:
             return
         if op.operation in self.unsupported:
             raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': it has no VJP rule"
-                                + (" (inline the callee first)" if op.operation.name == "func.call" else ""),
+                                + (" (its callee has no body)" if op.operation.name == "func.call" else ""),
                                 located=True)
         operands = list(op.operation.operands)
-        wanted = frozenset(i for i in differentiable(op) if operands[i] in self.active)
-        if not wanted:
-            return
         em.loc = op.location
-        ct = cts[results[0]]
-        for i, c in VJP_RULES[op.operation.name].fn(em, op, ct, wanted).items():
+        if self._differentiable_call(op):
+            wanted = frozenset(i for i, v in enumerate(operands) if v in self.active)
+            pulled = calls.pull_back(em, op, cts, self.saved.get(results[0]))
+        else:
+            wanted = frozenset(i for i in differentiable(op) if operands[i] in self.active)
+            if not wanted:
+                return
+            pulled = VJP_RULES[op.operation.name].fn(em, op, cts[results[0]], wanted)
+        for i, c in pulled.items():
             if c is None or i not in wanted:
                 continue
             v = operands[i]
@@ -238,7 +272,7 @@ class _Differentiator:
     def _set_signature(self, results) -> None:
         g, sig = self.grad, self.sig
         arg_names = list(sig.arg_names)
-        if self.cotangent:
+        for _ in self.seeds if self.cotangent else ():
             name = COTANGENT_NAME
             while name in arg_names:
                 name += "_"
@@ -252,7 +286,7 @@ class _Differentiator:
                 entries = {d[k].name: d[k].attr for k in range(len(d))}
             entries[NAME_ATTR] = ir.StringAttr.get(n)
             arg_attrs.append(ir.DictAttr.get(entries))
-        res_names = (["value"] if self.with_value else []) + [f"grad_{sig.arg_names[i]}" for i in self.wrt]
+        res_names = (["value"] * len(self.seeds) if self.with_value else []) + [f"grad_{sig.arg_names[i]}" for i in self.wrt]
         g.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         g.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(n)})
                                                       for n in res_names])
@@ -260,12 +294,14 @@ class _Differentiator:
             ir.FunctionType.get([a.type for a in self.block.arguments], [v.type for v in results]))
 
 
-def _erase_dead_ops(block) -> None:
-    """Erase `mtf` ops whose results nothing uses (all `mtf` ops are pure)."""
+def erase_dead_ops(block) -> None:
+    """Erase `mtf` ops and calls whose results nothing uses (all `mtf` ops are pure, and so
+    are functions made of them)."""
     used: set = set()
     for op in reversed(list(block.operations)):
         results = list(op.operation.results)
-        if op.operation.name.startswith("mtf.") and results and not any(r in used for r in results):
+        pure = op.operation.name.startswith("mtf.") or op.operation.name == "func.call"
+        if pure and results and not any(r in used for r in results):
             op.operation.erase()
             continue
         used.update(op.operation.operands)

@@ -86,7 +86,10 @@ def partition_passes(rules, model, mode: str = EXPLICIT) -> list:
     from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.propagate_sharding import PropagateShardingPass
 
-    passes = [PropagateShardingPass.with_model(model, rules)]
+    from meshir.transforms.inline_calls import InlineCallsPass
+
+    # mi.remat's and mi.custom_gradient's calls mean something to mtf-autodiff only
+    passes = [InlineCallsPass(), PropagateShardingPass.with_model(model, rules)]
     if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
         # explain: each collective records why it exists, for exe.explain() and the report
         passes.append(InsertCollectivesPass.with_model(model, explain=True))

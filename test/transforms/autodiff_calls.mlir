@@ -1,0 +1,57 @@
+// mtf-autodiff differentiates through func.call without inlining: the callee gets @<f>_fwd
+// (its results, then the residuals its backward reads) and @<f>_bwd (residuals and result
+// cotangents -> cotangents of its float arguments). A plain call saves the residuals; a call
+// marked mtf.remat recomputes @<f>_fwd in the backward sweep behind optimization barriers.
+// RUN: meshir-opt %s --split-input-file --mtf-autodiff='wrt=w' | filecheck %s
+
+sdy.mesh @mesh = <["x"=2]>
+func.func private @layer(%a: !mtf.tensor<b=4, f32>, %w: !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32> {
+  %0 = "mtf.mul"(%a, %w) : (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  %1 = "mtf.tanh"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  return %1 : !mtf.tensor<b=4, f32>
+}
+// The forward also returns what the backward reads: both arguments and tanh's result.
+// CHECK-LABEL: func.func private @layer_fwd(
+// CHECK-SAME: -> (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>)
+// CHECK: %[[T:.*]] = "mtf.tanh"
+// CHECK-NEXT: return %[[T]], %arg0, %arg1, %[[T]]
+// The backward: residuals, then the result's cotangent; one cotangent per float argument.
+// CHECK-LABEL: func.func private @layer_bwd(
+// CHECK-SAME: %arg3: !mtf.tensor<b=4, f32>) -> (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>)
+// CHECK-NOT: "mtf.tanh"
+// CHECK: return
+// CHECK-LABEL: func.func @saved_call_grad(
+// CHECK-NEXT: %[[F:.*]]:4 = call @layer_fwd(%arg0, %arg1)
+// CHECK-NEXT: "mtf.reduce_sum"(%[[F]]#0)
+// CHECK-NOT: optimization_barrier
+// CHECK: %[[G:.*]]:2 = call @layer_bwd(%[[F]]#1, %[[F]]#2, %[[F]]#3, %{{.*}})
+// CHECK-NEXT: return %{{.*}}, %[[G]]#1
+func.func @saved_call(%x: !mtf.tensor<b=4, f32> {mtf.name = "x"}, %w: !mtf.tensor<b=4, f32> {mtf.name = "w"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
+  %0 = func.call @layer(%x, %w) : (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  %1 = "mtf.reduce_sum"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<f32>
+  return %1 : !mtf.tensor<f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+func.func private @layer(%a: !mtf.tensor<b=4, f32>, %w: !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32> {
+  %0 = "mtf.mul"(%a, %w) : (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  %1 = "mtf.tanh"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  return %1 : !mtf.tensor<b=4, f32>
+}
+// The forward calls @layer itself (nothing saved); the backward reruns @layer_fwd on its
+// operands behind barriers, then @layer_bwd on what that returns.
+// CHECK-LABEL: func.func @remat_call_grad(
+// CHECK-NEXT: %[[Y:.*]] = call @layer(%arg0, %arg1) {mtf.remat}
+// CHECK-NEXT: "mtf.reduce_sum"(%[[Y]])
+// CHECK: %[[BX:.*]] = "mtf.optimization_barrier"(%arg0)
+// CHECK-NEXT: %[[BW:.*]] = "mtf.optimization_barrier"(%arg1)
+// CHECK-NEXT: %[[F:.*]]:4 = call @layer_fwd(%[[BX]], %[[BW]])
+// CHECK-NEXT: %[[G:.*]]:2 = call @layer_bwd(%[[F]]#1, %[[F]]#2, %[[F]]#3, %{{.*}})
+// CHECK-NEXT: return %{{.*}}, %[[G]]#1
+func.func @remat_call(%x: !mtf.tensor<b=4, f32> {mtf.name = "x"}, %w: !mtf.tensor<b=4, f32> {mtf.name = "w"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
+  %0 = func.call @layer(%x, %w) {mtf.remat} : (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  %1 = "mtf.reduce_sum"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<f32>
+  return %1 : !mtf.tensor<f32>
+}
