@@ -65,8 +65,8 @@ def stop_gradient(p: FunctionLowering, op) -> Local:
 
 
 def optimization_barrier(p: FunctionLowering, op) -> Local:
-    """`stablehlo.optimization_barrier`: XLA neither moves work across it nor merges
-    equal computations on its two sides (rematerialization depends on both)."""
+    """`stablehlo.optimization_barrier`: an identity XLA does not look through (XLA:CPU
+    expands it before its CSE; docs/decisions.md, "Calls", says what else remat relies on)."""
     (x,) = aligned_operands(p, op, widen=False)
     return p.b.op("optimization_barrier", [x], x.shape, x.elem)
 

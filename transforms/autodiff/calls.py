@@ -157,10 +157,26 @@ def pull_back(em, call, cts: dict, saved: SavedCall | None) -> dict[int, ir.Valu
         grads = _call(saved.split.bwd, saved.residuals + result_cts, em.loc, em.ip).results
     else:  # rematerialized: the forward again, behind barriers
         split = split_callee(callee_of(call))
-        barred = [_barrier(v, em) for v in operands]
+        barred = [_after(_barrier(v, em), result_cts, em) for v in operands]
         residuals = list(_call(split.fwd, barred, em.loc, em.ip).results)[split.results:]
         grads = _call(split.bwd, residuals + result_cts, em.loc, em.ip).results
     return dict(zip([i for i, v in enumerate(operands) if type_of(v).is_float], grads))
+
+
+def _after(value, result_cts, em):
+    """`value` made to depend on the first result cotangent, where it has a subset of that
+    cotangent's names and no written layout: `select(ct == ct or ct != ct, value, 0)`, true
+    everywhere (NaN included) but unknown to XLA. The recomputation then waits for the
+    backward sweep to reach the call, and no CSE can merge it with the forward."""
+    t = type_of(value)
+    if not result_cts or not t.is_float or free(t) != t:
+        return value
+    ct = result_cts[0]
+    if not set(t.names) <= set(type_of(ct).names):
+        return value
+    ct = em.fit(ct, t)
+    always = em.binary("max", em.compare("eq", ct, ct), em.compare("ne", ct, ct))
+    return em.select(always, value, 0.0)
 
 
 def _barrier(value, em):
