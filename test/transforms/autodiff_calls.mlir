@@ -55,3 +55,26 @@ func.func @remat_call(%x: !mtf.tensor<b=4, f32> {mtf.name = "x"}, %w: !mtf.tenso
   %1 = "mtf.reduce_sum"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<f32>
   return %1 : !mtf.tensor<f32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+func.func private @block(%a: !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32> {
+  %0 = "mtf.tanh"(%a) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  return %0 : !mtf.tensor<b=4, f32>
+}
+func.func private @block_vjp(%a: !mtf.tensor<b=4, f32>, %y: !mtf.tensor<b=4, f32>, %ct: !mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32> {
+  return %ct : !mtf.tensor<b=4, f32>
+}
+// A call marked mtf.custom_vjp: the backward calls the user's VJP on (inputs, outputs,
+// cotangents); the callee is never split.
+// CHECK-NOT: @block_fwd
+// CHECK-LABEL: func.func @custom_call_grad(
+// CHECK-NEXT: %[[Y:.*]] = call @block(%arg0) {mtf.custom_vjp = @block_vjp}
+// CHECK: %[[G:.*]] = call @block_vjp(%arg0, %[[Y]], %{{.*}})
+// CHECK-NEXT: return %{{.*}}, %[[G]]
+func.func @custom_call(%w: !mtf.tensor<b=4, f32> {mtf.name = "w"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
+  %0 = func.call @block(%w) {mtf.custom_vjp = @block_vjp} : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
+  %1 = "mtf.reduce_sum"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<f32>
+  return %1 : !mtf.tensor<f32>
+}
