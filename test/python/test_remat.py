@@ -8,7 +8,13 @@ import pytest
 
 import meshir as mi
 
-jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    """jax in float64 for these tests only (the oracle and the f64 arguments)."""
+    with jax.enable_x64(True):
+        yield
 
 LAYOUTS = [
     ({"x": 4, "y": 2}, {"batch": "x", "d_ff": "y"}),

@@ -10,11 +10,11 @@ func.func private @layer(%a: !mtf.tensor<b=4, f32>, %w: !mtf.tensor<b=4, f32>) -
   %1 = "mtf.tanh"(%0) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>
   return %1 : !mtf.tensor<b=4, f32>
 }
-// The forward also returns what the backward reads: both arguments and tanh's result.
+// The forward also returns what the backward reads (in the order it reads them): tanh's result and both arguments.
 // CHECK-LABEL: func.func private @layer_fwd(
 // CHECK-SAME: -> (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>)
 // CHECK: %[[T:.*]] = "mtf.tanh"
-// CHECK-NEXT: return %[[T]], %arg0, %arg1, %[[T]]
+// CHECK-NEXT: return %[[T]], %[[T]], %arg1, %arg0
 // The backward: residuals, then the result's cotangent; one cotangent per float argument.
 // CHECK-LABEL: func.func private @layer_bwd(
 // CHECK-SAME: %arg3: !mtf.tensor<b=4, f32>) -> (!mtf.tensor<b=4, f32>, !mtf.tensor<b=4, f32>)
@@ -41,13 +41,20 @@ func.func private @layer(%a: !mtf.tensor<b=4, f32>, %w: !mtf.tensor<b=4, f32>) -
   return %1 : !mtf.tensor<b=4, f32>
 }
 // The forward calls @layer itself (nothing saved); the backward reruns @layer_fwd on its
-// operands behind barriers, then @layer_bwd on what that returns.
+// operands behind barriers, each selected by a predicate of the cotangent that is always
+// true (so the recomputation waits for it), then @layer_bwd on what that returns.
 // CHECK-LABEL: func.func @remat_call_grad(
 // CHECK-NEXT: %[[Y:.*]] = call @layer(%arg0, %arg1) {mtf.remat}
 // CHECK-NEXT: "mtf.reduce_sum"(%[[Y]])
-// CHECK: %[[BX:.*]] = "mtf.optimization_barrier"(%arg0)
-// CHECK-NEXT: %[[BW:.*]] = "mtf.optimization_barrier"(%arg1)
-// CHECK-NEXT: %[[F:.*]]:4 = call @layer_fwd(%[[BX]], %[[BW]])
+// CHECK: %[[CT:.*]] = "mtf.broadcast"
+// CHECK-NEXT: %[[BX:.*]] = "mtf.optimization_barrier"(%arg0)
+// CHECK-NEXT: %[[EQ:.*]] = "mtf.eq"(%[[CT]], %[[CT]])
+// CHECK-NEXT: %[[NE:.*]] = "mtf.ne"(%[[CT]], %[[CT]])
+// CHECK-NEXT: %[[ALWAYS:.*]] = "mtf.max"(%[[EQ]], %[[NE]])
+// CHECK: %[[SX:.*]] = "mtf.select"(%[[ALWAYS]], %[[BX]], %{{.*}})
+// CHECK: %[[BW:.*]] = "mtf.optimization_barrier"(%arg1)
+// CHECK: %[[SW:.*]] = "mtf.select"({{.*}}, %[[BW]], %{{.*}})
+// CHECK-NEXT: %[[F:.*]]:4 = call @layer_fwd(%[[SX]], %[[SW]])
 // CHECK-NEXT: %[[G:.*]]:2 = call @layer_bwd(%[[F]]#1, %[[F]]#2, %[[F]]#3, %{{.*}})
 // CHECK-NEXT: return %{{.*}}, %[[G]]#1
 func.func @remat_call(%x: !mtf.tensor<b=4, f32> {mtf.name = "x"}, %w: !mtf.tensor<b=4, f32> {mtf.name = "w"}) -> !mtf.tensor<f32> attributes {mtf.mesh = @mesh} {
