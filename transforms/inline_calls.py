@@ -13,7 +13,7 @@ from meshir._jax_private import ir
 from meshir.dialect.signature import callees_first, function_name, functions
 from meshir.dialect.walk import ops_within
 
-from .registry import ModulePass, register_pass
+from .registry import ModulePass, option, register_pass
 
 
 @register_pass
@@ -22,18 +22,31 @@ class InlineCallsPass(ModulePass):
     NAME = "mtf-inline"
     SUMMARY = "Inline every call of a function defined in the module; drop private callees left unused"
 
+    keep_marked: bool = option(False, "keep the calls that mtf-autodiff differentiates specially "
+                                      "(mtf.remat, mtf.custom_vjp)")
+
     def apply(self, module_op) -> None:
         with module_op.context:
-            inline_calls(module_op)
+            inline_calls(module_op, keep=_is_marked if self.keep_marked else None)
 
 
-def inline_calls(module_op) -> None:
-    """Inline calls in every function, callees first, then erase unused private functions."""
+def _is_marked(call) -> bool:
+    attrs = call.operation.attributes
+    return MARKS[0] in attrs or MARKS[1] in attrs
+
+
+#: The call attributes of mi.remat and mi.custom_gradient (transforms/autodiff/calls.py).
+MARKS = ("mtf.remat", "mtf.custom_vjp")
+
+
+def inline_calls(module_op, keep=None) -> None:
+    """Inline calls in every function, callees first, then erase unused private functions.
+    `keep(call)` true leaves that call as it is (mi.remat's calls, until mtf-autodiff)."""
     by_name = {function_name(f): f for f in functions(module_op)}
     called = set()
     for fn in callees_first(module_op):
         for op in list(ops_within(fn.regions[0].blocks[0])):  # calls in loop bodies too
-            if op.operation.name != "func.call":
+            if op.operation.name != "func.call" or (keep is not None and keep(op)):
                 continue
             callee = by_name.get(ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value)
             if callee is not None and len(callee.regions[0].blocks):
@@ -48,19 +61,23 @@ def inline_calls(module_op) -> None:
 def _inline(call, callee) -> None:
     block = callee.regions[0].blocks[0]
     mapping = dict(zip(block.arguments, call.operation.operands))
-    ip = ir.InsertionPoint(call)
-    for op in block.operations:
-        if op.operation.name == "func.return":
-            for result, value in zip(call.operation.results, op.operation.operands):
-                result.replace_all_uses_with(mapping[value])
-            break
+    ops = list(block.operations)
+    clone_ops(ops[:-1], mapping, ir.InsertionPoint(call))
+    for result, value in zip(call.operation.results, ops[-1].operation.operands):
+        result.replace_all_uses_with(mapping[value])
+    call.operation.erase()
+
+
+def clone_ops(ops, mapping: dict, ip) -> None:
+    """Copy `ops` (region-free) to `ip`, reading operands through `mapping` (old value -> new
+    value), which gains each copied result."""
+    for op in ops:
         copy = op.operation.clone(ip=ip)
         for i, operand in enumerate(op.operation.operands):
             if operand in mapping:
                 copy.operands[i] = mapping[operand]
         for old, new in zip(op.operation.results, copy.results):
             mapping[old] = new
-    call.operation.erase()
 
 
 def _has_calls_to(module_op, name: str) -> bool:

@@ -57,6 +57,7 @@ UNARY_FUNCTIONS = {
     "erf": np.vectorize(math.erf, otypes=[np.float64]),  # NumPy has no erf; C's, in float64
     "relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
     "stop_gradient": lambda x: x,
+    "optimization_barrier": lambda x: x,
 }
 
 BINARY_FUNCTIONS = {

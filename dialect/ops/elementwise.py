@@ -110,6 +110,9 @@ UNARY_OPS = {
     "floor": (FLOAT_TYPES, None),
     "erf": (FLOAT_TYPES, None),
     "stop_gradient": (ALL_TYPES, MOVE),
+    # An identity XLA may not look through: a rematerialized forward reads its inputs through
+    # it, so that CSE cannot merge the recomputation back into the saved forward.
+    "optimization_barrier": (ALL_TYPES, MOVE),
 }
 #: Binary op name -> (element types, LINEAR).
 BINARY_OPS = {
@@ -243,7 +246,7 @@ def _fold_neg(self):
 
 
 #: Op name -> fold. Not folded on purpose: stop_gradient (an identity whose meaning is for
-#: autodiff, which may run later), x * 0 (NaN, inf, -0.0), x + 0.0 (-0.0).
+#: autodiff, which may run later), optimization_barrier (its meaning is for XLA), x * 0 (NaN, inf, -0.0), x + 0.0 (-0.0).
 FOLDS = {
     "add": _fold_add,
     "sub": _fold_sub,

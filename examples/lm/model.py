@@ -191,32 +191,39 @@ def ffn(x, p, i, d: Dims):
     return mi.einsum(hidden, p[f"l{i}_w2"], output=[d.batch, d.length, d.d_model]) + p[f"l{i}_b2"]
 
 
-def logits_of(tokens, p, cfg: Config, d: Dims):
-    """[batch, length, vocab] logits of the next character at every position."""
+def layer(x, p, i, d: Dims):
+    """One pre-norm Transformer layer; `p` holds (at least) layer i's parameters."""
+    x = x + attention(mi.layer_norm(x, "d_model", p[f"l{i}_ln1_scale"], p[f"l{i}_ln1_bias"]), p, i, d)
+    return x + ffn(mi.layer_norm(x, "d_model", p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i, d)
+
+
+def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False):
+    """[batch, length, vocab] logits of the next character at every position. `remat`: each
+    layer under mi.remat (recomputed in the backward pass instead of saved)."""
     x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
+    block = mi.remat(layer) if remat else layer
     for i in range(cfg.layers):
-        x = x + attention(mi.layer_norm(x, "d_model", p[f"l{i}_ln1_scale"], p[f"l{i}_ln1_bias"]), p, i, d)
-        x = x + ffn(mi.layer_norm(x, "d_model", p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i, d)
+        x = block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d)
     x = mi.layer_norm(x, "d_model", p["lnf_scale"], p["lnf_bias"])
     return mi.einsum(x, p["embed"], output=[d.batch, d.length, d.vocab])
 
 
-def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False) -> mi.Program:
+def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = False) -> mi.Program:
     """The loss program: arguments `tokens`, `targets` (i32 [batch, length]) then every
     parameter; result `loss` (mean cross-entropy in nats per character), and `logits` when
-    `with_logits` (the evaluation and generation program)."""
+    `with_logits` (the evaluation and generation program). `remat`: see logits_of."""
     d = Dims(cfg)
     with mi.Program("transformer_lm", mesh) as prog:
         tokens = prog.argument("tokens", [d.batch, d.length], "i32")
         targets = prog.argument("targets", [d.batch, d.length], "i32")
         p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg).items()}
-        logits = logits_of(tokens, p, cfg, d)
+        logits = logits_of(tokens, p, cfg, d, remat)
         prog.result(mi.mean(mi.cross_entropy(logits, targets, "vocab")), name="loss")
         if with_logits:
             prog.result(logits, name="logits")
     return prog
 
 
-def train_step(cfg: Config, mesh: mi.Mesh) -> mi.TrainStep:
+def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False) -> mi.TrainStep:
     """Forward, backward and optimizer update as one program (mi.train_step)."""
-    return mi.train_step(build(cfg, mesh), optimizer(cfg), params=list(param_dims(cfg)))
+    return mi.train_step(build(cfg, mesh, remat=remat), optimizer(cfg), params=list(param_dims(cfg)))

@@ -64,6 +64,13 @@ def stop_gradient(p: FunctionLowering, op) -> Local:
     return aligned_operands(p, op, widen=False)[0]
 
 
+def optimization_barrier(p: FunctionLowering, op) -> Local:
+    """`stablehlo.optimization_barrier`: an identity XLA does not look through (XLA:CPU
+    expands it before its CSE; docs/decisions.md, "Calls", says what else remat relies on)."""
+    (x,) = aligned_operands(p, op, widen=False)
+    return p.b.op("optimization_barrier", [x], x.shape, x.elem)
+
+
 def select(p: FunctionLowering, op) -> Local:
     cond, on_true, on_false = aligned_operands(p, op, widen=False)
     return hlo.select(p.b, cond, on_true, on_false)
@@ -94,4 +101,5 @@ def cast(p: FunctionLowering, op) -> Local:
 RULES = {f"mtf.{n}": _unary(n) for n in UNARY}
 RULES.update({f"mtf.{n}": _binary(n) for n in BINARY_OPS})
 RULES.update({f"mtf.{n}": _compare(n) for n in COMPARE_OPS})
-RULES.update({"mtf.relu": relu, "mtf.stop_gradient": stop_gradient, "mtf.select": select, "mtf.cast": cast})
+RULES.update({"mtf.relu": relu, "mtf.stop_gradient": stop_gradient, "mtf.optimization_barrier": optimization_barrier,
+              "mtf.select": select, "mtf.cast": cast})

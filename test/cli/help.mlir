@@ -21,6 +21,7 @@
 // CHECK-NEXT: with-value=<bool>  (default: true)  return the differentiated result first
 // CHECK-NEXT: --mtf-canonicalize {{ +}}Fold trivial mtf ops, merge identical pure ones (CSE) and erase unused pure ones (DCE)
 // CHECK-NEXT: --mtf-inline {{ +}}Inline every call of a function defined in the module
+// CHECK-NEXT: keep-marked=<bool>  (default: false)  keep the calls that mtf-autodiff differentiates specially
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time

@@ -2,7 +2,7 @@
 runs), the HLO collective parser on the forms XLA prints, one compile-scaling point, and the
 LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
 `benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
-`benchmarks/propagation_conflicts.py` (no timed assertions)."""
+`benchmarks/propagation_conflicts.py`, and the remat measurement of `benchmarks/remat_lm.py` at its tiny size (no timed assertions)."""
 import importlib.util
 import json
 import pathlib
@@ -135,3 +135,14 @@ def test_propagation_conflicts_writes_its_table_and_summary(tmp_path):
     assert s["<"] + s["="] + s[">"] == s["compared"] == len(data["cases"])
     summary_line = f"**MeshIR < Shardy in {s['<']}, = in {s['=']}, > in {s['>']}**"
     assert summary_line in (tmp_path / "propagation_conflicts.md").read_text()
+
+
+def test_remat_benchmark_keeps_the_recomputation_and_equal_gradients(tmp_path):
+    remat_lm = load("remat_lm")
+    assert remat_lm.main(["--quick", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "remat_lm.json").read_text())
+    assert data["gradients_agree"]
+    for program in ("train_step", "gradient"):
+        saved, remat = data["saved"][program], data["remat"][program]
+        assert saved["optimization_barriers"] == 0 < remat["optimization_barriers"]
+        assert remat["optimized_dots"] > saved["optimized_dots"]  # XLA did not merge the recomputation

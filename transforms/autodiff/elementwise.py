@@ -19,6 +19,11 @@ from .rules import no_gradient, vjp
 no_gradient("mtf.sign", "mtf.floor", "mtf.stop_gradient", "mtf.eq", "mtf.ne", "mtf.lt", "mtf.le", "mtf.gt", "mtf.ge")
 
 
+@vjp("mtf.optimization_barrier")
+def _barrier(em, op, ct, wanted):
+    return {0: ct}
+
+
 @vjp("mtf.neg")
 def _neg(em, op, ct, wanted):
     return {0: em.neg(ct)}

@@ -26,7 +26,7 @@ from meshir.dialect.ops import LoopOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
-from . import contraction, elementwise, indexing, layout, shape  # noqa: F401  (register the rules)
+from . import calls, contraction, elementwise, indexing, layout, shape  # noqa: F401  (register the rules)
 from .emitter import Emitter, free, type_of
 from .rules import VJP_RULES, differentiable
 
@@ -62,13 +62,22 @@ def gradient_function(module_op, function: str | None = None, wrt=(), result: st
         grad.attributes["sym_name"] = ir.StringAttr.get(grad_name)
         block = grad.regions[0].blocks[0]
         try:
-            _to_global_form(block)
-            _Differentiator(grad, block, sig, res_index, wrt_indices, cotangent, with_value).run()
+            to_global_form(block)
+            differentiate_block(grad, block, sig, [res_index], wrt_indices, cotangent, with_value)
         except BaseException:
             grad.erase()  # leave the module as it was
             raise
-        _erase_dead_ops(block)
+        erase_dead_ops(block)
     return grad.opview  # verified by the pass manager after mtf-autodiff
+
+
+def differentiate_block(fn, block, sig, seeds, wrt, cotangent, with_value) -> "_Differentiator":
+    """Rewrite `block` (of `fn`, in global form) into forward ops, then backward ops, then a
+    return of (value,) gradients; see the module docstring. `seeds`: the result indices
+    differentiated (with `cotangent`, one new cotangent argument each, in order)."""
+    sweep = _Differentiator(fn, block, sig, seeds, wrt, cotangent, with_value)
+    sweep.run()
+    return sweep
 
 
 def _choose_result(fn, sig, result, cotangent) -> int:
@@ -120,7 +129,7 @@ def _choose_wrt(fn, sig, wrt) -> list[int]:
 
 
 # -- 1. global form ----------------------------------------------------------------------------
-def _to_global_form(block, nested: bool = False) -> None:
+def to_global_form(block, nested: bool = False) -> None:
     """Also in loop bodies, whose block arguments lose their layouts too (`nested`)."""
     for arg in block.arguments:
         t = _mtf_type(arg)
@@ -129,7 +138,7 @@ def _to_global_form(block, nested: bool = False) -> None:
     for op in list(block.operations):
         for region in op.operation.regions:
             for inner in region.blocks:
-                _to_global_form(inner, nested=True)
+                to_global_form(inner, nested=True)
         name = op.operation.name
         is_reshard = name == "mtf.shard" and "reshard" in op.operation.attributes \
             and ir.BoolAttr(op.operation.attributes["reshard"]).value
@@ -175,29 +184,46 @@ def _is_float(value) -> bool:
 
 # -- 2-4. activity, reverse sweep, signature -------------------------------------------------------
 class _Differentiator:
-    def __init__(self, grad, block, sig, res_index, wrt_indices, cotangent, with_value):
+    def __init__(self, grad, block, sig, seeds, wrt_indices, cotangent, with_value):
         self.grad, self.block, self.sig = grad, block, sig
-        self.res_index, self.wrt, self.cotangent, self.with_value = res_index, wrt_indices, cotangent, with_value
+        self.seeds, self.wrt, self.cotangent, self.with_value = seeds, wrt_indices, cotangent, with_value
         self.active: set = set()
         self.unsupported: set = set()
+        self.saved: dict = {}  # first result of a call of @f_fwd -> its calls.SavedCall
+        self.forward_ops = 0  # the block's first ops, before the backward ones (calls.py splits there)
+        self.primal_results: list = []  # the values the forward returns
 
     def run(self) -> None:
+        self._activity(list(self.block.operations)[:-1])
+        self._save_call_forwards()
         ops = list(self.block.operations)
         ret, forward = ops[-1], ops[:-1]
-        self._activity(forward)
-        y = ret.operation.operands[self.res_index]
+        self.forward_ops, self.primal_results = len(forward), list(ret.operation.operands)
         em = Emitter(ir.InsertionPoint(ret), self.grad.location)
-        seed = self._seed(em, y)
-        cts = {y: seed} if y in self.active else {}
+        cts = {}
+        for index in self.seeds:
+            y = ret.operation.operands[index]
+            seed = self._seed(em, y)
+            if y in self.active:
+                cts[y] = em.add(cts[y], seed) if y in cts else seed
         for op in reversed(forward):
             self._pull_back(em, op, cts)
         em.loc = self.grad.location
         args = self.block.arguments
         grads = [cts[args[i]] if args[i] in cts else em.zeros(type_of(args[i])) for i in self.wrt]
-        results = ([y] if self.with_value else []) + grads
+        results = [ret.operation.operands[i] for i in self.seeds if self.with_value] + grads
         func.ReturnOp(results, ip=ir.InsertionPoint(ret))
         ret.operation.erase()
         self._set_signature(results)
+
+    def _save_call_forwards(self) -> None:
+        """Active plain calls become calls of their callee's forward-with-residuals."""
+        for op in list(self.block.operations):
+            if _differentiable_call(op) and not calls.is_remat(op) and calls.custom_vjp_of(op) is None \
+                    and any(r in self.active for r in op.operation.results):
+                new, saved = calls.save_forward(op)
+                self.active.update(r for r in new.results if _is_float(r))
+                self.saved[new.results[0]] = saved
 
     def _activity(self, forward) -> None:
         self.active = active_values({self.block.arguments[i] for i in self.wrt}, forward, self.unsupported)
@@ -209,12 +235,12 @@ class _Differentiator:
         return em.scalar(1.0, t.element_type)  # the result is a scalar (checked by _choose_result)
 
     def _pull_back(self, em, op, cts) -> None:
-        pull_back(em, op, cts, self.active, self.unsupported)
+        pull_back(em, op, cts, self.active, self.unsupported, self.saved)
 
     def _set_signature(self, results) -> None:
         g, sig = self.grad, self.sig
         arg_names = list(sig.arg_names)
-        if self.cotangent:
+        for _ in self.seeds if self.cotangent else ():
             name = COTANGENT_NAME
             while name in arg_names:
                 name += "_"
@@ -228,7 +254,7 @@ class _Differentiator:
                 entries = {d[k].name: d[k].attr for k in range(len(d))}
             entries[NAME_ATTR] = ir.StringAttr.get(n)
             arg_attrs.append(ir.DictAttr.get(entries))
-        res_names = (["value"] if self.with_value else []) + [f"grad_{sig.arg_names[i]}" for i in self.wrt]
+        res_names = (["value"] * len(self.seeds) if self.with_value else []) + [f"grad_{sig.arg_names[i]}" for i in self.wrt]
         g.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         g.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get({NAME_ATTR: ir.StringAttr.get(n)})
                                                       for n in res_names])
@@ -236,14 +262,21 @@ class _Differentiator:
             ir.FunctionType.get([a.type for a in self.block.arguments], [v.type for v in results]))
 
 
+def _differentiable_call(op) -> bool:
+    """A call of a function with a body (autodiff/calls.py differentiates through it)."""
+    return op.operation.name == "func.call" and calls.callee_of(op) is not None
+
+
 def active_values(active: set, forward, unsupported: set) -> set:
     """`active` and every float result depending on it through differentiable operands
-    (a loop: through any operand); ops with no VJP reached by it go to `unsupported`."""
+    (a loop or a call: through any float operand); ops with no VJP reached by it go to
+    `unsupported`."""
     active = set(active)
     for op in forward:
         operands = list(op.operation.operands)
-        diff = tuple(i for i, v in enumerate(operands) if _is_float(v)) if isinstance(op, LoopOp) else differentiable(op)
-        if diff is None:  # an op without a VJP (a call, another dialect's op)
+        through_all = isinstance(op, LoopOp) or _differentiable_call(op)
+        diff = tuple(i for i, v in enumerate(operands) if _is_float(v)) if through_all else differentiable(op)
+        if diff is None:  # an op without a VJP (a call of a declaration, another dialect's op)
             if any(v in active for v in operands):
                 unsupported.add(op.operation)
                 active.update(r for r in op.operation.results if _is_float(r))
@@ -253,27 +286,28 @@ def active_values(active: set, forward, unsupported: set) -> set:
     return active
 
 
-def pull_back(em, op, cts: dict, active: set, unsupported: set) -> None:
+def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | None = None) -> None:
     """Add the cotangents of `op`'s active operands to `cts`, from its results' (loops:
-    autodiff/loops.py)."""
+    autodiff/loops.py; calls: autodiff/calls.py, with the residuals `saved` by the forward)."""
     results = list(op.operation.results)
     if not any(r in cts for r in results):
         return
     if op.operation in unsupported:
         raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': it has no VJP rule"
-                            + (" (inline the callee first)" if op.operation.name == "func.call" else ""),
+                            + (" (its callee has no body)" if op.operation.name == "func.call" else ""),
                             located=True)
     operands = list(op.operation.operands)
+    em.loc = op.location
     if isinstance(op, LoopOp):
         from .loops import loop_vjp  # loops.py sweeps bodies with this module's functions
 
-        em.loc = op.location
         pulled = loop_vjp(em, op, cts, active)
+    elif _differentiable_call(op):
+        pulled = calls.pull_back(em, op, cts, (saved or {}).get(results[0]))
     else:
         wanted = frozenset(i for i in differentiable(op) if operands[i] in active)
         if not wanted:
             return
-        em.loc = op.location
         pulled = VJP_RULES[op.operation.name].fn(em, op, cts[results[0]], wanted)
     for i, c in pulled.items():
         if c is None or operands[i] not in active:
@@ -283,12 +317,14 @@ def pull_back(em, op, cts: dict, active: set, unsupported: set) -> None:
         cts[v] = em.add(cts[v], c) if v in cts else c
 
 
-def _erase_dead_ops(block) -> None:
-    """Erase `mtf` ops whose results nothing uses (all `mtf` ops are pure)."""
+def erase_dead_ops(block) -> None:
+    """Erase `mtf` ops and calls whose results nothing uses (all `mtf` ops are pure, and so
+    are functions made of them)."""
     used: set = set()
     for op in reversed(list(block.operations)):
         results = list(op.operation.results)
-        if op.operation.name.startswith("mtf.") and results and not any(r in used for r in results):
+        pure = op.operation.name.startswith("mtf.") or op.operation.name == "func.call"
+        if pure and results and not any(r in used for r in results):
             op.operation.erase()
             continue
         used.update(op.operation.operands)

@@ -18,6 +18,8 @@ from .loops import *  # noqa: F401,F403
 from .optim import SGD, Adafactor, Adam, AdamW  # noqa: F401
 from .program import Program, current_program  # noqa: F401
 from .propagation import layout_table, propagate  # noqa: F401
+from .custom_gradient import custom_gradient  # noqa: F401
+from .remat import remat  # noqa: F401
 from .shape_ops import *  # noqa: F401,F403
 from .tensor import Tensor  # noqa: F401
 from .train import TrainStep, init_optimizer_state, train_step  # noqa: F401
@@ -27,7 +29,7 @@ from meshir.transforms.cost_model import AxisLink, CostModel  # noqa: F401,E402
 _OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops)
 
 __all__ = [
-    "Adafactor", "Adam", "AdamW", "AxisLink", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program", "explain",
-    "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "train_step", "value_and_grad", "visualize",
+    "Adafactor", "Adam", "AdamW", "AxisLink", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program", "custom_gradient", "explain",
+    "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "remat", "train_step", "value_and_grad", "visualize",
     *(name for family in _OP_FAMILIES for name in family.__all__),
 ]

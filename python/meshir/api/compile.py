@@ -43,6 +43,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
     from meshir.transforms import Pipeline
+    from meshir.transforms.inline_calls import inline_calls
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
 
     mode = checks.choice(mode, MODES, "mode")
@@ -52,6 +53,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     function = checks.optional_name(function, "function")
     with get_context():
         source = _with_mesh(source.operation.clone(), mesh, function)
+        inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")

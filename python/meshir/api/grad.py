@@ -66,6 +66,7 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
     from meshir.transforms import Pipeline
     from meshir.transforms.autodiff import AutodiffError
     from meshir.transforms.autodiff.autodiff_pass import AutodiffPass
+    from meshir.transforms.inline_calls import InlineCallsPass
 
     source = checks.module_of(program, "the program to differentiate")
     result = checks.optional_name(result, "result")
@@ -91,6 +92,8 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
         raise located_error(str(e)) from None
     name = f"{differentiated}_grad"  # gradient_function's name for it
     _keep_only_entry(module, name, differentiated)
+    # One flat function, as Program.call copies only the entry function (mi.train_step).
+    Pipeline([InlineCallsPass()]).apply(module)
     return GradientProgram(module, name)
 
 

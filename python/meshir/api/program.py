@@ -142,7 +142,8 @@ class Program:
     def call(self, callee, *args, **kwargs) -> tuple[Tensor, ...]:
         """Call another program's entry function (a Program, a gradient program or a module)
         on Tensors of this one, by position or argument name; returns its results. The
-        callee is copied into this module and inlined when the program finishes."""
+        callee is copied into this module and inlined when the program finishes (the calls
+        of mi.remat and mi.custom_gradient stay, for mtf-autodiff)."""
         self._check_open()
         from meshir.dialect.signature import entry_function, signature
 
@@ -194,7 +195,7 @@ class Program:
                 self.calls_inlined = True  # before: the call results die in inline_calls
                 self._finished = True
                 # Through the pass manager, which verifies the inlined module (mi.train_step).
-                Pipeline([InlineCallsPass()]).apply(self._module.operation, verify_input=False)
+                Pipeline([InlineCallsPass(keep_marked=True)]).apply(self._module.operation, verify_input=False)
                 return
         self._finished = True
         check_module(self._module)
