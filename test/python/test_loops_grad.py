@@ -124,3 +124,34 @@ def test_a_while_loop_has_no_gradient_and_says_where():
     with pytest.raises(mi.MeshIRError, match=r"test_loops_grad.py:\d+:\d+: error: cannot differentiate through "
                                              r"'mtf.while': its trip count is not static"):
         mi.grad(prog)
+
+
+def test_remat_in_a_loop_body_is_inlined_and_differentiates():
+    """A scan's backward recomputes each iteration from its carry: a remat block inside its
+    body is built inline (MLIR cannot look a callee up from inside an `mtf` loop)."""
+    with mi.Program("p", MESH) as prog:
+        c = prog.argument("c", [B, D])
+        w = prog.argument("w", [D])
+        layer = mi.remat(lambda h, v: mi.tanh(h * v))
+        prog.result(mi.reduce_sum(mi.fori_loop(3, lambda i, h: layer(h, w), c) ** 2), name="loss")
+    assert "func.call" not in str(prog.module)
+
+    def ref(c, w):
+        for _ in range(3):
+            c = jnp.tanh(c * w)
+        return jnp.sum(c ** 2)
+
+    inputs = _inputs()
+    want = jax.grad(ref, argnums=(0, 1))(inputs["c"].astype(np.float64), inputs["w"].astype(np.float64))
+    got = mi.compile(mi.grad(prog), layout={"b": "x", "d": "y"})(c=inputs["c"], w=inputs["w"])
+    for g, w_ in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w_, rtol=2e-4, atol=1e-5)
+
+
+def test_a_custom_gradient_in_a_loop_body_is_refused_where_it_is_called():
+    block = mi.custom_gradient(lambda h: h * 2.0, lambda inputs, outputs, cts: (cts[0] * 2.0,))
+    with pytest.raises(mi.MeshIRError, match=r"test_loops_grad.py:\d+:\d+: error: .*not supported inside a loop "
+                                             r"body yet"):
+        with mi.Program("p", MESH) as prog:
+            c = prog.argument("c", [B])
+            prog.result(mi.fori_loop(2, lambda i, h: block(h), c), name="out")

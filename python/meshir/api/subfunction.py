@@ -15,6 +15,7 @@ from meshir.dialect.signature import function_name, functions
 from .builder import located_error, program_of
 from .locations import call_site_location
 from .program import _current
+from .bodies import local_value
 from .tensor import Tensor
 
 
@@ -133,11 +134,34 @@ def trace(fn, args, kwargs, what: str, name: str):
 
 
 def call(sub: Subfunction, caller, leaves, out_tree, attributes: dict):
-    """The marked call of `sub` from `caller` at the user's line; its results in `out_tree`'s shape."""
+    """The marked call of `sub` from `caller` at the user's line; its results in `out_tree`'s
+    shape. In a loop body (MLIR would take the unregistered loop op for a symbol table and not
+    find the callee), a remat block is inlined instead: the scan's backward recomputes each
+    iteration from its carry anyway; a custom gradient there is refused."""
+    if getattr(caller, "_bodies", None):
+        return _inline_in_body(sub, caller, leaves, out_tree, attributes)
     with caller.context, call_site_location():
         types = ir.FunctionType(ir.TypeAttr(sub.function.attributes["function_type"]).value).results
-        op = func.CallOp(list(types), ir.FlatSymbolRefAttr.get(sub.symbol), [t.value for t in leaves],
-                         ip=ir.InsertionPoint(caller.block))
+        op = func.CallOp(list(types), ir.FlatSymbolRefAttr.get(sub.symbol),
+                         [local_value(caller, t.value) for t in leaves], ip=ir.InsertionPoint(caller.block))
         for k, v in attributes.items():
             op.attributes[k] = v
     return unflatten(out_tree, [Tensor(caller, r) for r in op.results])
+
+
+def _inline_in_body(sub: Subfunction, caller, leaves, out_tree, attributes: dict):
+    from meshir.transforms.autodiff.calls import REMAT_ATTR
+    from meshir.transforms.inline_calls import clone_ops
+
+    if REMAT_ATTR not in attributes:
+        sub.discard()
+        raise located_error(f"{sub.what}: not supported inside a loop body yet (call it outside the loop)",
+                            MeshIRValueError)
+    block = sub.block
+    ops = list(block.operations)
+    with caller.context, call_site_location():
+        mapping = dict(zip(block.arguments, [local_value(caller, t.value) for t in leaves]))
+        clone_ops(ops[:-1], mapping, ir.InsertionPoint(caller.block))
+        results = [mapping.get(v, v) for v in ops[-1].operation.operands]
+    sub.discard()
+    return unflatten(out_tree, [Tensor(caller, r) for r in results])
