@@ -23,6 +23,7 @@ from . import checks
 from .builder import located_error
 from .dims import Dim
 from .grad import value_and_grad
+from .microbatch import accumulate, check_microbatches, resized
 from .optim import check_optimizer
 from .program import Program
 
@@ -45,10 +46,12 @@ class TrainStep:
 
 
 @reports_at_call_site
-def train_step(loss_program, optimizer, params=None, name: str = "train_step") -> TrainStep:
+def train_step(loss_program, optimizer, params=None, name: str = "train_step", microbatches=None) -> TrainStep:
     """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
     (argument names; default: every float argument). Its passes (mtf-autodiff for the
-    gradient, mtf-inline for the step's call of it) run through the pass manager."""
+    gradient, mtf-inline for the step's call of it) run through the pass manager.
+    `microbatches={"batch": k}`: losses and gradients are summed over k slices of that dim in
+    a scan (microbatch.py), one update for the full batch with a k times smaller slice live."""
     check_optimizer(optimizer)
     module = checks.module_of(loss_program, "the loss program of mi.train_step")
     name = checks.identifier(name, "the name of the training step")
@@ -65,7 +68,8 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step") -
         if p not in sig.arg_names:
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
                                 MeshIRValueError)
-    gradient = value_and_grad(loss_program, wrt=list(params))
+    micro = check_microbatches(microbatches, sig, params) if microbatches is not None else None
+    gradient = value_and_grad(resized(module, *micro) if micro else loss_program, wrt=list(params))
     rules = LayoutRules.from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}
     with Program(name, mesh, layout=rules or None) as prog:
@@ -80,7 +84,7 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step") -
             states[p] = {k: prog.argument(f"{p}__{k}", d, args[p].dtype) for k, d in slots.items()}
             state_names[p] = tuple(f"{p}__{k}" for k in slots)
         step = prog.argument("step", [], "f32")
-        outputs = prog.call(gradient, **args)
+        outputs = accumulate(gradient, prog, args, *micro) if micro else prog.call(gradient, **args)
         prog.result(outputs[0], name="loss")
         updates = {}
         for p, g in zip(params, outputs[1:]):
