@@ -125,21 +125,38 @@ class Dims:
         self.d_ff, self.vocab = D("d_ff", cfg.d_ff), D("vocab", cfg.vocab)
 
 
-def param_dims(cfg: Config) -> dict[str, list[mi.Dim]]:
-    """Every parameter's dims, in argument order. The output projection is the token
-    embedding (tied), so there is no separate softmax weight."""
-    d = Dims(cfg)
+def _layer_dims(d: "Dims") -> dict[str, list[mi.Dim]]:
+    """One layer's parameters (without the `l<i>_` prefix)."""
     m, h, k, f = d.d_model, d.heads, d.d_k, d.d_ff
-    out = {"embed": [d.vocab, m], "pos_embed": [d.length, m]}
-    for i in range(cfg.layers):
-        out.update({
-            f"l{i}_ln1_scale": [m], f"l{i}_ln1_bias": [m],
-            f"l{i}_wq": [m, h, k], f"l{i}_wk": [m, h, k], f"l{i}_wv": [m, h, k], f"l{i}_wo": [h, k, m],
-            f"l{i}_ln2_scale": [m], f"l{i}_ln2_bias": [m],
-            f"l{i}_w1": [m, f], f"l{i}_b1": [f], f"l{i}_w2": [f, m], f"l{i}_b2": [m],
-        })
-    out.update({"lnf_scale": [m], "lnf_bias": [m]})
+    return {"ln1_scale": [m], "ln1_bias": [m], "wq": [m, h, k], "wk": [m, h, k], "wv": [m, h, k], "wo": [h, k, m],
+            "ln2_scale": [m], "ln2_bias": [m], "w1": [m, f], "b1": [f], "w2": [f, m], "b2": [m]}
+
+
+#: The name of the leading dim of stacked layer parameters (`stacked=True`).
+LAYERS = "layers"
+
+
+def param_dims(cfg: Config, stacked: bool = False) -> dict[str, list[mi.Dim]]:
+    """Every parameter's dims, in argument order. The output projection is the token
+    embedding (tied), so there is no separate softmax weight. `stacked`: one parameter per
+    kind, `layers_<kind>`, with a leading `layers` dim (the layers run as one mi.scan)."""
+    d = Dims(cfg)
+    out = {"embed": [d.vocab, d.d_model], "pos_embed": [d.length, d.d_model]}
+    if stacked:
+        out.update({f"{LAYERS}_{n}": [mi.Dim(LAYERS, cfg.layers)] + dims for n, dims in _layer_dims(d).items()})
+    else:
+        for i in range(cfg.layers):
+            out.update({f"l{i}_{n}": dims for n, dims in _layer_dims(d).items()})
+    out.update({"lnf_scale": [d.d_model], "lnf_bias": [d.d_model]})
     return out
+
+
+def stack_params(cfg: Config, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-layer parameters (`l<i>_<kind>`) as stacked ones (`layers_<kind>`)."""
+    out = {n: v for n, v in params.items() if not (n.startswith("l") and n[1].isdigit())}
+    for kind in _layer_dims(Dims(cfg)):
+        out[f"{LAYERS}_{kind}"] = np.stack([params[f"l{i}_{kind}"] for i in range(cfg.layers)])
+    return {n: out[n] for n in param_dims(cfg, stacked=True)}
 
 
 def init_params(cfg: Config) -> dict[str, np.ndarray]:
@@ -197,33 +214,44 @@ def layer(x, p, i, d: Dims):
     return x + ffn(mi.layer_norm(x, "d_model", p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i, d)
 
 
-def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False):
+def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: bool = False):
     """[batch, length, vocab] logits of the next character at every position. `remat`: each
-    layer under mi.remat (recomputed in the backward pass instead of saved)."""
+    layer under mi.remat (recomputed in the backward pass instead of saved). `stacked`: the
+    layers as one mi.scan over the stacked parameters' `layers` dim (the program, and its
+    compile time, do not grow with depth)."""
     x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
     block = mi.remat(layer) if remat else layer
-    for i in range(cfg.layers):
+    if stacked:
+        kinds = list(_layer_dims(d))
+
+        def one_layer(h, slices):
+            return block(h, {f"l0_{kind}": v for kind, v in zip(kinds, slices)}, 0, d), None
+
+        x = mi.scan(one_layer, x, tuple(p[f"{LAYERS}_{kind}"] for kind in kinds), dim=LAYERS)[0]
+    for i in range(0 if stacked else cfg.layers):
         x = block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d)
     x = mi.layer_norm(x, "d_model", p["lnf_scale"], p["lnf_bias"])
     return mi.einsum(x, p["embed"], output=[d.batch, d.length, d.vocab])
 
 
-def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = False) -> mi.Program:
+def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = False,
+          stacked: bool = False) -> mi.Program:
     """The loss program: arguments `tokens`, `targets` (i32 [batch, length]) then every
     parameter; result `loss` (mean cross-entropy in nats per character), and `logits` when
-    `with_logits` (the evaluation and generation program). `remat`: see logits_of."""
+    `with_logits` (the evaluation and generation program). `remat`, `stacked`: see logits_of."""
     d = Dims(cfg)
     with mi.Program("transformer_lm", mesh) as prog:
         tokens = prog.argument("tokens", [d.batch, d.length], "i32")
         targets = prog.argument("targets", [d.batch, d.length], "i32")
-        p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg).items()}
-        logits = logits_of(tokens, p, cfg, d, remat)
+        p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg, stacked).items()}
+        logits = logits_of(tokens, p, cfg, d, remat, stacked)
         prog.result(mi.mean(mi.cross_entropy(logits, targets, "vocab")), name="loss")
         if with_logits:
             prog.result(logits, name="logits")
     return prog
 
 
-def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False) -> mi.TrainStep:
+def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False, stacked: bool = False) -> mi.TrainStep:
     """Forward, backward and optimizer update as one program (mi.train_step)."""
-    return mi.train_step(build(cfg, mesh, remat=remat), optimizer(cfg), params=list(param_dims(cfg)))
+    return mi.train_step(build(cfg, mesh, remat=remat, stacked=stacked), optimizer(cfg),
+                         params=list(param_dims(cfg, stacked)))
