@@ -18,6 +18,7 @@ from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import TensorType
 
 from .propagation.layout_sources import call_provenance
+from .propagation.loops import hoist_invariant_reshards
 from .propagation.op_rules import op_rules
 from .propagation.program_values import index_function
 from .propagation.reshards import reshard_operand, rewrite_function
@@ -79,6 +80,7 @@ def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None, model: 
     solver = solve_by_cost(values, rules_of_ops, mesh.shape, fixed_dims(values), rule_seeds(values, rules, mesh), model)
     with fn.context:
         inserted = rewrite_function(fn, values, rules_of_ops, solver, mesh)
+        hoist_invariant_reshards(fn)
         for call, callee in calls:
             inserted += _reshard_call_operands(call, callee)
     return inserted

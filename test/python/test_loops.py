@@ -245,3 +245,19 @@ def test_a_call_in_a_loop_body_is_inlined_there():
     c_ = np.linspace(-1, 1, 8).astype(np.float32)
     np.testing.assert_allclose(np.asarray(mi.compile(prog, layout={"b": "x"})(c=c_)), mi.interpret(prog, c=c_),
                                rtol=1e-6)
+
+
+def test_an_invariant_resharded_by_its_uses_is_resharded_once_before_the_loop():
+    with mi.Program("p", MESH) as prog:
+        c = prog.argument("c", [B, D], layout={"b": "y"})
+        w = prog.argument("w", [D], layout={"d": "y"})  # written d@y; the mul needs y for b
+
+        def body(h, x):
+            return mi.shard(h * w, {"b": "y"}), None
+
+        prog.result(mi.scan(body, c, length=3)[0], name="out")
+    exe = mi.compile(prog)
+    in_loop = [(c.kind, c.repeats) for c in exe.compile_report.collectives if c.repeats != 1]
+    assert in_loop == [], in_loop  # w's gather runs once, outside the scan
+    c_, w_ = _data(8, 4), _data(4)
+    np.testing.assert_allclose(np.asarray(exe(c=c_, w=w_)), mi.interpret(prog, c=c_, w=w_), rtol=1e-6)

@@ -9,10 +9,16 @@ iteration: a body that computes its next carry in another layout pays that resha
 iteration), the result after the loop where it keeps another written layout. A scan's x
 slice anchors its xs, whose scanned dim is replicated (each iteration reads one index); a
 stacked y anchors its result the same way, the stacked dim replicated. An invariant is
-anchored on its block arguments like a carry. One rule per carried value: two carried
-values may use one mesh axis (the one-axis-per-op rule is about the dims of one value).
+anchored on its block arguments like a carry; where every use in the body reshards it to
+one layout, that reshard moves before the loop (`hoist_invariant_reshards`: once, not in
+every iteration). One rule per carried value: two carried values may use one mesh axis (the
+one-axis-per-op rule is about the dims of one value).
 """
 from __future__ import annotations
+
+from meshir._jax_private import ir
+from meshir.dialect.ops import LoopOp, ShardOp
+from meshir.dialect.walk import ops_within
 
 from .op_rules import Member, OpRule
 from .program_values import FunctionValues
@@ -85,3 +91,38 @@ def _carry(op, yields_op, values, arg: int, operand: int, position: int, result:
         OpRule(op, [operand], [result], _factors(values, arg, linked), positions=[position], carried=True),
         OpRule(yields_op, [yielded], [], _factors(values, arg, [yielded]), positions=[yield_position], carried=True),
     ]
+
+
+def hoist_invariant_reshards(fn) -> int:
+    """An invariant that every use in the loop's body reshards to one layout is resharded
+    once, before the loop, instead of in every iteration (inner loops first, so a reshard
+    hoisted out of an inner loop may leave the outer one too). Returns how many moved."""
+    moved = 0
+    for op in reversed([op for op in ops_within(fn.regions[0].blocks[0]) if isinstance(op, LoopOp)]):
+        blocks = [region.blocks[0] for region in op.operation.regions]
+        n, operands = op.invariant_count, op.operation.operands
+        for m in range(n):
+            args = [block.arguments[len(list(block.arguments)) - n + m] for block in blocks]
+            shards = [use.owner for arg in args for use in arg.uses]
+            if not shards or not all(_is_reshard(s) for s in shards):
+                continue
+            targets = {s.results[0].type for s in shards}
+            if len(targets) != 1:
+                continue
+            target = targets.pop()
+            position = len(operands) - n + m
+            hoisted = ShardOp(target, [operands[position]], {"reshard": ir.BoolAttr.get(True)}, loc=shards[0].location,
+                              ip=ir.InsertionPoint(op))
+            op.operation.operands[position] = hoisted.result
+            for arg in args:
+                arg.set_type(target)
+            for s in shards:
+                s.results[0].replace_all_uses_with(s.operands[0])
+                s.erase()
+            moved += 1
+    return moved
+
+
+def _is_reshard(operation) -> bool:
+    attrs = operation.attributes
+    return operation.name == "mtf.shard" and "reshard" in attrs and ir.BoolAttr(attrs["reshard"]).value

@@ -8,15 +8,17 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A constraint on the next carry (priority 0) reaches the carry back through the yield and
 // beats the argument's b@x: the argument is resharded once, before the loop, not in every
-// iteration. The invariant %w keeps its d@y; the mul cannot use y twice, so the body
-// reshards it (left for a later hoisting of invariant reshards).
+// iteration. The invariant %w is written d@y, but the mul cannot use y twice: its reshard
+// to d@() is made once, before the loop (hoisted), not in every iteration.
 // CHECK-LABEL: func.func @carry_meets_a_constraint
 // CHECK-SAME: -> !mtf.tensor<b=8@y, d=4@(), f32>
 // CHECK-NEXT: %0 = "mtf.shard"(%arg0) {reshard = true} : (!mtf.tensor<b=8@x, d=4@(), f32>) -> !mtf.tensor<b=8@y, d=4@(), f32>
-// CHECK-NEXT: %1 = "mtf.scan"(%0, %arg1) ({
-// CHECK-NEXT: ^bb0(%arg2: !mtf.tensor<i32>, %arg3: !mtf.tensor<b=8@y, d=4@(), f32>, %arg4: !mtf.tensor<d=4@y, f32>):
+// CHECK-NEXT: %1 = "mtf.shard"(%arg1) {reshard = true} : (!mtf.tensor<d=4@y, f32>) -> !mtf.tensor<d=4@(), f32>
+// CHECK-NEXT: %2 = "mtf.scan"(%0, %1) ({
+// CHECK-NEXT: ^bb0(%arg2: !mtf.tensor<i32>, %arg3: !mtf.tensor<b=8@y, d=4@(), f32>, %arg4: !mtf.tensor<d=4@(), f32>):
+// CHECK-NEXT: %3 = "mtf.mul"(%arg3, %arg4)
 // CHECK: "mtf.yield"(%4) : (!mtf.tensor<b=8@y, d=4@(), f32>) -> ()
-// CHECK-NEXT: }) {{.*}} : (!mtf.tensor<b=8@y, d=4@(), f32>, !mtf.tensor<d=4@y, f32>) -> !mtf.tensor<b=8@y, d=4@(), f32>
+// CHECK-NEXT: }) {{.*}} : (!mtf.tensor<b=8@y, d=4@(), f32>, !mtf.tensor<d=4@(), f32>) -> !mtf.tensor<b=8@y, d=4@(), f32>
 func.func @carry_meets_a_constraint(%c: !mtf.tensor<b=8@x, d=4, f32>, %w: !mtf.tensor<d=4@y, f32>) -> !mtf.tensor<b=8, d=4, f32> {
   %r = "mtf.scan"(%c, %w) ({
   ^bb0(%i: !mtf.tensor<i32>, %h: !mtf.tensor<b=8, d=4, f32>, %v: !mtf.tensor<d=4, f32>):
