@@ -233,6 +233,7 @@ def test_one_layout_per_carried_value_and_the_scanned_dim_whole():
     records = exe.compile_report.collectives
     assert [(c.kind, c.repeats) for c in records] == [("all_reduce", 4)]  # the sum over d@y, each iteration
     assert exe.compile_report.total_bytes_per_device == 4 * records[0].bytes_per_device > 0
+    assert f"{records[0].bytes_per_device} x4 (in a loop)" in str(exe.compile_report)
 
 
 def test_a_call_in_a_loop_body_is_inlined_there():

@@ -125,7 +125,8 @@ class CompileReport:
             lines.append("  none" if self.mode == EXPLICIT else
                          "  inserted by XLA's partitioner (gspmd mode): see Executable.compiled_hlo_text()")
         rows = [("value", "collective", "axes", "detail", "bytes/device")] + [
-            (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, str(c.bytes_per_device)) for c in records
+            (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, str(c.bytes_per_device)
+             + ("" if c.repeats == 1 else f" x{c.repeats if c.repeats else '?'} (in a loop)")) for c in records
         ]
         if records:
             widths = [max(len(r[i]) for r in rows) for i in range(5)]
