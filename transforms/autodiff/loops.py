@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect.ops import ScanOp, YieldOp
+from meshir.dialect.tensor_type import TensorType
 
 from .emitter import Emitter, free, type_of
 
@@ -51,8 +52,6 @@ def _step_dim(op) -> str:
 
 def type_of_stacked(t, dim: str, length: int):
     """`t` stacked along a new leading dim `dim` (a scan's stacked result)."""
-    from meshir.dialect.tensor_type import TensorType
-
     return TensorType.make([(dim, length)] + [(d.name, d.size) for d in t.dims], t.element_type)
 
 
