@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.signature import NAME_ATTR, entry_function, signature
+from meshir.dialect.signature import entry_function, signature
 from meshir.dialect.tensor_type import TensorType
 
 from .cost_model import shard_bytes
@@ -182,4 +182,9 @@ def estimate_memory(module, function: str | None = None, limit: int = 10) -> Mem
     return MemoryEstimate(sum(arg_bytes), sum(res_bytes), temps, categories, tuple(tensors[:limit]), train)
 
 
-__all__ = ["MemoryEstimate", "TensorBytes", "estimate_memory", "NAME_ATTR"]
+def format_bytes(n: int) -> str:
+    """`n` bytes in binary units ("1.5 MiB"), exact bytes below 1 KiB."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} B"
