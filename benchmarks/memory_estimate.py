@@ -37,7 +37,7 @@ def measure(case, sizes: dict) -> dict:
     estimate, xla = exe.compile_report.memory, exe.compile_report.xla_memory
     return {"case": case.name, "estimate": dict(estimate.categories, total=estimate.total,
                                                 temporaries=estimate.temporaries),
-            "xla": xla, "ratio": estimate.total / xla["total"]}
+            "xla": xla, "ratio": estimate.total / xla["total"], "result_count": len(exe.signature.result_names)}
 
 
 def markdown(meta: dict, rows: list[dict]) -> str:
