@@ -16,8 +16,9 @@ goes at its slowest link (largest α, smallest β). A user who says that `x` is 
 (inter-host) and `y` fast gets plans that may send more bytes over `y` to send fewer over
 `x`: `CostModel(objective="time", links={"x": AxisLink(...), ...})`.
 
-`Cost` has slots for FLOPs and memory per device, which the paper-scale and auto-layout work
-fill (`flops_per_device`, `memory_per_device`); a collective has neither.
+`Cost` has slots for FLOPs and memory per device (`flops_per_device`, `memory_per_device`); a
+collective has neither. Memory per device of a whole program is `CostModel.memory`
+(transforms/memory_estimate.py: liveness over the partitioned function).
 """
 from __future__ import annotations
 
@@ -161,6 +162,13 @@ class CostModel:
         links = [self.link(a) for a in axes] or [DEFAULT_LINK]
         latency, bandwidth = max(k.latency_s for k in links), min(k.bytes_per_s for k in links)
         return Cost(sent, 1, ring_steps(kind, n) * latency + sent / bandwidth)
+
+    def memory(self, module, function: str | None = None):
+        """Memory per device of a partitioned module's entry function, before XLA: a
+        `MemoryEstimate` (transforms/memory_estimate.py; `Cost.memory_per_device` is its total)."""
+        from .memory_estimate import estimate_memory
+
+        return estimate_memory(module, function)
 
     def key(self, cost: Cost) -> tuple:
         """What the planner compares: the objective first, then the number of collectives."""

@@ -27,7 +27,8 @@ from .compile_report import CompileReport
 
 @reports_at_call_site
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
-            mode: str = EXPLICIT, function: str | None = None, donate=None, cost_model=None):
+            mode: str = EXPLICIT, function: str | None = None, donate=None, cost_model=None,
+            memory_budget: int | str | None = None):
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
     with PJRT.
 
@@ -40,6 +41,10 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     propagation between layouts of one priority, minimise (`mi.CostModel`: bytes per device
     by default, or α–β time with per-axis `mi.AxisLink`s). Returns an Executable;
     its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
+    `memory_budget`: bytes per device (an int, or text such as "16GiB", "512MiB", "1.5GB"):
+    a program whose estimated memory per device (`exe.compile_report.memory`, from the
+    partitioned program before XLA compiles it) exceeds it is refused with a MeshIRError
+    listing the largest tensors per device and their layouts.
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
     from meshir.transforms import Pipeline
@@ -51,6 +56,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     mesh = checks.mesh(mesh, "compile mesh")
     rules = checks.layout_rules(layout, "layout rules")
     function = checks.optional_name(function, "function")
+    budget = checks.memory_budget(memory_budget)
     with get_context():
         source = _with_mesh(source.operation.clone(), mesh, function)
         inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
@@ -74,12 +80,42 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     partitioned = lowered_input[0]
     sig = signature(entry_function(partitioned, function))
     timings["meshir_passes_s"] = time.perf_counter() - start
+    report = CompileReport(partitioned, mode, source, rules, model, function)
+    if budget is not None:
+        _check_budget(report, budget)
     start = time.perf_counter()
-    exe = Executable(module, run_mesh, sig, mode=mode, report=CompileReport(partitioned, mode, source, rules, model), donate=donate)
+    exe = Executable(module, run_mesh, sig, mode=mode, report=report, donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.partitioned_module = partitioned
+    report.xla_memory = xla_memory(exe.memory_analysis())
     return exe
+
+
+def xla_memory(stats) -> dict | None:
+    """XLA's memory_analysis per device as a dict (argument, output, temp, alias and
+    total = argument + output + temp - alias), or None when PJRT gives none."""
+    if stats is None:
+        return None
+    out = {k: int(getattr(stats, f"{k}_size_in_bytes")) for k in ("argument", "output", "temp", "alias")}
+    out["total"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
+    return out
+
+
+def _check_budget(report, budget: int) -> None:
+    """Refuse the program when its estimated memory per device exceeds `budget`."""
+    from meshir.transforms.memory_estimate import format_bytes
+
+    estimate = report.memory
+    if estimate is None or estimate.total <= budget:
+        return
+    rows = [f"  {t.value}: {t.type} ({t.kind}) {format_bytes(t.bytes)} per device" for t in estimate.largest]
+    parts = ", ".join(f"{k.replace('_', ' ')} {format_bytes(v)}" for k, v in estimate.categories.items())
+    raise MeshIRError(
+        f"the program needs about {format_bytes(estimate.total)} per device ({parts}), over the memory budget "
+        f"of {format_bytes(budget)}; the largest tensors per device:\n" + "\n".join(rows) +
+        "\nsplit a large tensor's dims over more mesh axes (a layout rule such as {'d_ff': ('x', 'y')}), "
+        "or use a larger mesh")
 
 
 def partition_passes(rules, model, mode: str = EXPLICIT) -> list:

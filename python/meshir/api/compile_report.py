@@ -100,6 +100,10 @@ class CompileReport:
     source: object = None
     rules: object = None
     cost_model: object = None
+    function: str | None = None
+    #: XLA's memory_analysis per device after compiling (argument, output, temp, alias,
+    #: total), set by `mi.compile`; None before or when PJRT gives none.
+    xla_memory: dict | None = None
 
     def explain(self, show: bool = True):
         """Why each collective exists and the cheapest rule change that would remove it
@@ -107,6 +111,18 @@ class CompileReport:
         from .explain import explain_report
 
         return explain_report(self, show)
+
+    @property
+    def memory(self):
+        """MeshIR's estimate of memory per device (transforms/memory_estimate.py), from the
+        partitioned program's liveness, before XLA: `MemoryEstimate` with `total`,
+        `categories` (parameters, optimizer_state, gradients, activations for a train step)
+        and `largest`; None in gspmd mode (XLA partitions, so there are no shards to count)."""
+        if self.mode != EXPLICIT:
+            return None
+        from meshir.transforms.cost_model import BYTES
+
+        return BYTES.memory(self.partitioned_module, self.function)
 
     @property
     def collectives(self) -> list[CollectiveRecord]:
@@ -132,4 +148,14 @@ class CompileReport:
             widths = [max(len(r[i]) for r in rows) for i in range(5)]
             lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
             lines.append(f"  total bytes sent per device: {self.total_bytes_per_device}")
+        estimate = self.memory
+        if estimate is not None:
+            lines += ["", "memory per device (MeshIR's estimate, before XLA):"]
+            lines += [f"  {k.replace('_', ' ')}: {v}" for k, v in estimate.categories.items()]
+            lines.append(f"  total: {estimate.total}")
+        if self.xla_memory is not None:
+            x = self.xla_memory
+            ratio = f" (estimate / XLA = {estimate.total / x['total']:.2f})" if estimate is not None and x["total"] else ""
+            lines.append(f"  XLA: argument {x['argument']}, output {x['output']}, temp {x['temp']}, "
+                         f"alias {x['alias']}, total {x['total']}{ratio}")
         return "\n".join(lines)

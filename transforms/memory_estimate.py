@@ -1,0 +1,190 @@
+"""Memory per device of a partitioned program, before XLA runs: the cost model's memory slot.
+
+The estimate is **arguments + results + peak live temporaries** per device, every tensor
+counted as its shard (`cost_model.shard_bytes`), compared against XLA's `memory_analysis`
+(argument + output + temp − alias). Arguments and results are exact from the signature; the
+temporaries come from a liveness walk over the partitioned function that counts only the
+buffers that survive XLA's fusion (docs/decisions.md, "Memory per device"):
+
+- **a buffer** is the result of an op XLA does not fuse into its consumer: a contraction
+  (`einsum`), a reduction, a collective, a gather, one_hot, a loop, and a shape op that moves
+  data (concat, pad, slice, shift); an elementwise or layout-only op (add, relu, broadcast,
+  rename, reshape, transpose, constant) is a buffer only when a contraction, a collective, a
+  gather, a loop or the return reads it (those read materialized operands); otherwise it is
+  fused into its consumer and keeps its own inputs' buffers alive until that consumer runs;
+- **in place**: an elementwise result or an all_reduce whose operand's buffer dies there, with
+  the same size, reuses that buffer (XLA's buffer sharing);
+- **liveness**: a buffer lives from its op to its last (possibly fused) use; arguments and
+  returned values are not temporaries (XLA counts them as argument and output);
+- **loops**: a loop body's own peak counts once, at the loop (a value in a scan body is live
+  per iteration, not times the length), on top of what is live around the loop.
+
+For a `mi.train_step` (results `loss`, then parameters and optimizer state under their
+argument names, state arguments `<param>__<slot>`) the arguments split into parameters,
+optimizer state and data, and the gradients (one per parameter, in its layout) are named
+among the temporaries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.signature import entry_function, signature
+from meshir.dialect.tensor_type import TensorType
+
+from .cost_model import shard_bytes
+
+#: Ops whose results XLA fuses into their consumers (elementwise and layout-only ops); the
+#: elementwise family is recognised by its class, these by name.
+FUSED = frozenset({"mtf.broadcast", "mtf.rename", "mtf.reshape", "mtf.transpose", "mtf.constant", "mtf.iota",
+                   "mtf.stop_gradient", "mtf.reshard", "mtf.constrain"})
+#: Ops that read materialized operands: a fused value they read becomes a buffer.
+MATERIALIZE_OPERANDS = frozenset({"mtf.einsum", "mtf.gather", "func.return", "mtf.yield"})
+#: Ops whose result may take over the buffer of an operand that dies there.
+IN_PLACE = frozenset({"mtf.all_reduce"})
+
+
+@dataclass(frozen=True)
+class TensorBytes:
+    """One tensor per device: its name (argument or result name, else SSA value), its type
+    with layout, and the bytes of one device's shard."""
+
+    value: str
+    type: str
+    bytes: int
+    kind: str  # "argument", "result" or "temporary"
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes per device of one call. `total` = arguments + results + peak temporaries, what
+    XLA's argument + output + temp − alias measures (without donation)."""
+
+    arguments: int
+    results: int
+    temporaries: int
+    #: Categories: for a train step, parameters, optimizer state, gradients (inside
+    #: temporaries), activations (the temporaries' rest) and data; otherwise arguments,
+    #: results and activations (= temporaries).
+    categories: dict[str, int] = field(default_factory=dict)
+    #: The tensors live at the peak and the arguments and results, largest first.
+    largest: tuple[TensorBytes, ...] = ()
+    train_step: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.arguments + self.results + self.temporaries
+
+
+def _is_fused(op) -> bool:
+    from meshir.dialect.ops.elementwise import ElementwiseOp
+
+    return isinstance(op, ElementwiseOp) or op.operation.name in FUSED
+
+
+def _type(value):
+    try:
+        return TensorType.from_mlir(value.type)
+    except Exception:  # a non-mtf value (an index, a token): no bytes
+        return None
+
+
+class _Liveness:
+    """Peak live temporary bytes of a block (and the blocks nested in its ops)."""
+
+    def __init__(self, mesh_shape: dict[str, int]):
+        self.mesh_shape = mesh_shape
+
+    def bytes_of(self, value) -> int:
+        t = _type(value)
+        return shard_bytes(t, self.mesh_shape) if t is not None else 0
+
+    def peak(self, block, returned: set) -> tuple[int, list]:
+        """(peak bytes, the (value, bytes) live at the peak) of `block`'s temporaries; values in
+        `returned` and the block's arguments are not temporaries."""
+        ops = list(block.operations)
+        # Which fused values must be materialized: read by an op that needs a buffer.
+        materialized = set()
+        for op in ops:
+            if op.operation.name in MATERIALIZE_OPERANDS or op.operation.regions or \
+                    op.operation.name.startswith("mtf.") and getattr(op, "IS_COLLECTIVE", False):
+                materialized.update(op.operation.operands)
+        roots, last_use, buffers = {}, {}, {}
+        for i, op in enumerate(ops):
+            for o in op.operation.operands:
+                for r in roots.get(o, ()):
+                    last_use[r] = i
+            for res in op.operation.results:
+                if _is_fused(op) and res not in materialized:
+                    roots[res] = frozenset(r for o in op.operation.operands for r in roots.get(o, ()))
+                else:
+                    roots[res] = frozenset((res,))
+                    buffers[res] = i
+        live, current, peak, at_peak = {}, 0, 0, []
+        for i, op in enumerate(ops):
+            inner = 0
+            for region in op.operation.regions:
+                for b in region.blocks:
+                    inner = max(inner, self.peak(b, set())[0])
+            new = [r for r in op.operation.results if buffers.get(r) == i and r not in returned]
+            for res in new:
+                size = self.bytes_of(res)
+                reuse = None
+                if _is_fused(op) or op.operation.name in IN_PLACE:
+                    reuse = next((r for o in op.operation.operands for r in roots.get(o, ())
+                                  if r in live and last_use.get(r) == i and live[r] == size), None)
+                if reuse is not None:
+                    del live[reuse]
+                    current -= size
+                live[res] = size
+                current += size
+            if current + inner > peak:
+                peak, at_peak = current + inner, list(live.items())
+            for r in [r for r in live if last_use.get(r, i) <= i]:
+                current -= live.pop(r)
+        return peak, at_peak
+
+
+def estimate_memory(module, function: str | None = None, limit: int = 10) -> MemoryEstimate:
+    """Bytes per device of `module`'s entry function (a partitioned mtf module: after
+    mtf-insert-collectives), without compiling it."""
+    fn = entry_function(module, function)
+    mesh = function_mesh(fn, module_meshes(module.operation))
+    mesh_shape = dict(mesh.axes) if mesh is not None else {}
+    sig = signature(fn)
+    block = fn.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    returned = set(ret.operation.operands)
+    arg_bytes = [shard_bytes(t, mesh_shape) for t in sig.arg_types]
+    res_bytes = [shard_bytes(t, mesh_shape) for t in sig.result_types]
+    liveness = _Liveness(mesh_shape)
+    temps, at_peak = liveness.peak(block, returned | set(block.arguments))
+    tensors = [TensorBytes(n, str(t), b, "argument") for n, t, b in zip(sig.arg_names, sig.arg_types, arg_bytes)]
+    tensors += [TensorBytes(n, str(t), b, "result") for n, t, b in zip(sig.result_names, sig.result_types, res_bytes)]
+    tensors += [TensorBytes(v.get_name(), str(_type(v)), b, "temporary") for v, b in at_peak]
+    tensors.sort(key=lambda t: -t.bytes)
+    args = dict(zip(sig.arg_names, zip(sig.arg_types, arg_bytes)))
+    params = [n for n in sig.result_names if n in args and "__" not in n]
+    state = [n for n in sig.arg_names if "__" in n and n.split("__", 1)[0] in params]
+    train = bool(params) and "loss" in sig.result_names
+    if train:
+        gradients = sum(args[p][1] for p in params)
+        categories = {
+            "parameters": sum(args[p][1] for p in params),
+            "optimizer_state": sum(args[s][1] for s in state),
+            "data": sum(b for n, (_, b) in args.items() if n not in params and n not in state),
+            "gradients": gradients,
+            "activations": max(temps - gradients, 0),
+            "results": sum(res_bytes),
+        }
+    else:
+        categories = {"arguments": sum(arg_bytes), "results": sum(res_bytes), "activations": temps}
+    return MemoryEstimate(sum(arg_bytes), sum(res_bytes), temps, categories, tuple(tensors[:limit]), train)
+
+
+def format_bytes(n: int) -> str:
+    """`n` bytes in binary units ("1.5 MiB"), exact bytes below 1 KiB."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} B"
