@@ -37,7 +37,7 @@ from .cost_model import shard_bytes
 #: Ops whose results XLA fuses into their consumers (elementwise and layout-only ops); the
 #: elementwise family is recognised by its class, these by name.
 FUSED = frozenset({"mtf.broadcast", "mtf.rename", "mtf.reshape", "mtf.transpose", "mtf.constant", "mtf.iota",
-                   "mtf.stop_gradient", "mtf.reshard", "mtf.constrain"})
+                   "mtf.stop_gradient"})
 #: Ops that read materialized operands: a fused value they read becomes a buffer.
 MATERIALIZE_OPERANDS = frozenset({"mtf.einsum", "mtf.gather", "func.return", "mtf.yield"})
 #: Ops whose result may take over the buffer of an operand that dies there.
