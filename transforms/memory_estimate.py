@@ -13,7 +13,8 @@ buffers that survive XLA's fusion (docs/decisions.md, "Memory per device"):
   gather, a loop or the return reads it (those read materialized operands); otherwise it is
   fused into its consumer and keeps its own inputs' buffers alive until that consumer runs;
 - **in place**: an elementwise result or an all_reduce whose operand's buffer dies there, with
-  the same size, reuses that buffer (XLA's buffer sharing);
+  the same size, reuses that buffer (XLA's buffer sharing); an all_reduce whose result is
+  returned computes in the output's buffer, so its single-use operand is no temporary;
 - **liveness**: a buffer lives from its op to its last (possibly fused) use; arguments and
   returned values are not temporaries (XLA counts them as argument and output);
 - **loops**: a loop body's own peak counts once, at the loop (a value in a scan body is live
@@ -145,6 +146,18 @@ class _Liveness:
         return peak, at_peak
 
 
+def _output_backed(block, outputs: set) -> set:
+    """Operands that an in-place collective (an all_reduce) turns into a result: XLA
+    computes them in the output's buffer, so they are not temporaries either."""
+    backed = set()
+    for op in block.operations:
+        if op.operation.name in IN_PLACE and op.operation.results[0] in outputs:
+            operand = op.operation.operands[0]
+            if len(list(operand.uses)) == 1:
+                backed.add(operand)
+    return backed
+
+
 def estimate_memory(module, function: str | None = None, limit: int = 10) -> MemoryEstimate:
     """Bytes per device of `module`'s entry function (a partitioned mtf module: after
     mtf-insert-collectives), without compiling it."""
@@ -154,7 +167,7 @@ def estimate_memory(module, function: str | None = None, limit: int = 10) -> Mem
     sig = signature(fn)
     block = fn.regions[0].blocks[0]
     ret = list(block.operations)[-1]
-    returned = set(ret.operation.operands)
+    returned = set(ret.operation.operands) | _output_backed(block, set(ret.operation.operands))
     arg_bytes = [shard_bytes(t, mesh_shape) for t in sig.arg_types]
     res_bytes = [shard_bytes(t, mesh_shape) for t in sig.result_types]
     liveness = _Liveness(mesh_shape)
