@@ -10,8 +10,9 @@ buffers that survive XLA's fusion (docs/decisions.md, "Memory per device"):
   (`einsum`), a reduction, a collective, a gather, one_hot, a loop, and a shape op that moves
   data (concat, pad, slice, shift); an elementwise or layout-only op (add, relu, broadcast,
   rename, reshape, transpose, constant) is a buffer only when a contraction, a collective, a
-  gather, a loop or the return reads it (those read materialized operands); otherwise it is
-  fused into its consumer and keeps its own inputs' buffers alive until that consumer runs;
+  gather, a loop or the return reads it (those read materialized operands), or when several
+  ops read it (computed once rather than in each reader); otherwise it is fused into its
+  consumer and keeps its own inputs' buffers alive until that consumer runs;
 - **in place**: an elementwise result or an all_reduce whose operand's buffer dies there, with
   the same size, reuses that buffer (XLA's buffer sharing); an all_reduce whose result is
   returned computes in the output's buffer, so its single-use operand is no temporary;
@@ -110,6 +111,9 @@ class _Liveness:
             if op.operation.name in MATERIALIZE_OPERANDS or op.operation.regions or \
                     op.operation.name.startswith("mtf.") and getattr(op, "IS_COLLECTIVE", False):
                 materialized.update(op.operation.operands)
+            # a value several ops read is computed once, into a buffer (fusing it into each
+            # reader would repeat the work)
+            materialized.update(r for r in op.operation.results if len(list(r.uses)) > 1)
         roots, last_use, buffers = {}, {}, {}
         for i, op in enumerate(ops):
             for o in op.operation.operands:
