@@ -16,3 +16,12 @@ def ops_within(block):
     """Every op of `block` and of the blocks nested in it."""
     for b in blocks_within(block):
         yield from b.operations
+
+
+def values_within(block):
+    """Every value defined in `block` and the blocks nested in it: block arguments, then
+    each op's results, block by block."""
+    for b in blocks_within(block):
+        yield from b.arguments
+        for op in b.operations:
+            yield from op.operation.results

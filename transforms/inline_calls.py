@@ -69,8 +69,9 @@ def _inline(call, callee) -> None:
 
 
 def clone_ops(ops, mapping: dict, ip) -> None:
-    """Copy `ops` (region-free) to `ip`, reading operands through `mapping` (old value -> new
-    value), which gains each copied result."""
+    """Copy `ops` to `ip`, reading operands through `mapping` (old value -> new value), which
+    gains each copied result. An op's regions are copied whole (a loop's body reads only its
+    own block arguments)."""
     for op in ops:
         copy = op.operation.clone(ip=ip)
         for i, operand in enumerate(op.operation.operands):

@@ -33,7 +33,7 @@ from meshir.dialect.ops import OP_CLASSES, LoopOp, is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY, WHOLE_KEY, Provenance, carried
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
-from meshir.dialect.walk import blocks_within
+from meshir.dialect.walk import values_within
 from meshir.dialect.tensor_type import TensorType
 
 from .collectives.provenance import (
@@ -136,8 +136,7 @@ class _FunctionRewriter:
 
     def _check_laid_out(self, block) -> None:
         diags = []
-        for v in [v for b in blocks_within(block) for v in list(b.arguments)
-                  + [r for op in b.operations for r in op.operation.results]]:
+        for v in values_within(block):
             try:
                 t = _type(v)
             except ValueError:

@@ -18,6 +18,7 @@ from meshir._jax_private import ir
 from meshir.dialect.ops import ScanOp, YieldOp
 from meshir.dialect.tensor_type import TensorType
 
+from ..inline_calls import clone_ops
 from .emitter import Emitter, free, type_of
 
 
@@ -124,17 +125,9 @@ def _backward_scan(em: Emitter, op, saved: list, result_cts: list) -> dict:
 
     # recompute the body's ops from this iteration's saved carry and slices
     mapping = dict(zip(fwd_args, [i_arg] + carry_slices + x_slices + inv_args))
-    ip = ir.InsertionPoint(block)
     fwd_ops = list(body.operations)
-    recomputed = []
-    for f in fwd_ops[:-1]:
-        copy = f.operation.clone(ip=ip)
-        for k, operand in enumerate(f.operation.operands):
-            if operand in mapping:
-                copy.operands[k] = mapping[operand]
-        for old, fresh in zip(f.operation.results, copy.results):
-            mapping[old] = fresh
-        recomputed.append(copy.opview)
+    clone_ops(fwd_ops[:-1], mapping, ir.InsertionPoint(block))  # the block was empty: it holds just these
+    recomputed = list(block.operations)
     yielded = [mapping.get(v, v) for v in fwd_ops[-1].operation.operands]
 
     # pull back through them

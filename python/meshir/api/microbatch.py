@@ -13,7 +13,7 @@ from __future__ import annotations
 from meshir.dialect import MeshIRTypeError, MeshIRValueError, TensorType, get_context
 from meshir.dialect.signature import refresh_function_type
 from meshir.dialect.verifier import verify_module
-from meshir.dialect.walk import blocks_within
+from meshir.dialect.walk import values_within
 
 from .builder import located_error
 from .dims import Dim
@@ -52,16 +52,14 @@ def resized(module, dim: str, k: int):
         for fn in copy.regions[0].blocks[0].operations:
             if fn.operation.name != "func.func":
                 continue
-            for block in blocks_within(fn.regions[0].blocks[0]):
-                values = list(block.arguments) + [r for op in block.operations for r in op.operation.results]
-                for v in values:
-                    try:
-                        t = TensorType.from_mlir(v.type)
-                    except ValueError:
-                        continue
-                    if t.has(dim):
-                        v.set_type(t.with_dims(d.__class__(d.name, d.size // k, d.axes) if d.name == dim else d
-                                               for d in t.dims).to_mlir())
+            for v in values_within(fn.regions[0].blocks[0]):
+                try:
+                    t = TensorType.from_mlir(v.type)
+                except ValueError:
+                    continue
+                if t.has(dim):
+                    v.set_type(t.with_dims(d.__class__(d.name, d.size // k, d.axes) if d.name == dim else d
+                                           for d in t.dims).to_mlir())
             refresh_function_type(fn)
     problems = verify_module(copy)
     if problems:
