@@ -7,3 +7,4 @@ from . import lower_to_stablehlo  # noqa: F401,E402
 from .autodiff import autodiff_pass  # noqa: F401,E402
 from . import inline_calls  # noqa: F401,E402
 from . import canonicalize  # noqa: F401,E402
+from . import shard_update  # noqa: F401,E402

@@ -41,16 +41,42 @@ class ShardOp(_GlobalIdentityOp):
 
     `reshard = true` marks one left by propagation where two layouts meet; unlike a user's
     constraint, two of those on one value may differ.
+
+    `param = "w"` marks a constraint of weight-update or parameter sharding on parameter
+    `w` (or its gradient or optimizer state) from `mi.train_step(shard_update=...)`. It is a
+    *boundary*: its result's layout is fixed and nothing propagates through it either way,
+    so the update's layout never reaches the forward and backward ops, nor theirs the
+    update; collective insertion turns the change into the reduce_scatter or all_gather.
+    With `param_layout = "compute" | "update"` its layout is still to be decided, by
+    `mtf-shard-update` once the rules are known (the result type stays free until then):
+    the layout `w` computes with, or the one its update uses (split over the data axes).
     """
 
     OPERATION_NAME = "mtf.shard"
     CHANGES_LAYOUT = True
-    ATTRIBUTES = {"reshard": "bool"}
-    OPTIONAL = frozenset({"reshard"})
+    ATTRIBUTES = {"reshard": "bool", "param": "str", "param_layout": "str"}
+    OPTIONAL = frozenset({"reshard", "param", "param_layout"})
     DEFAULTS = {"reshard": False}
+    #: What `param_layout` may say.
+    PARAM_LAYOUTS = ("compute", "update")
 
     def verify_op(self, mesh):
         self._check_same_tensor()
+        attrs = self.operation.attributes
+        if "param_layout" not in attrs:
+            return
+        if "param" not in attrs:
+            raise VerifyError("attribute 'param_layout' needs 'param' (the parameter whose layout it is)")
+        if self.attr("param_layout") not in self.PARAM_LAYOUTS:
+            raise VerifyError(f"param_layout must be one of {', '.join(self.PARAM_LAYOUTS)}, "
+                              f"got '{self.attr('param_layout')}'")
+        if self.result_type.without_layout() != self.result_type:
+            raise VerifyError("a parameter's layout still to decide (param_layout) keeps its result free until "
+                              "mtf-shard-update")
+
+    def unlinked_dims(self) -> set[str]:
+        """Every dim of a parameter-sharding boundary (`param`); none of a plain constraint."""
+        return set(self.result_type.names) if "param" in self.operation.attributes else set()
 
     #: Not pure: propagation reads the constraint even where the result is unused, so an
     #: unused shard is not dead, and mtf-canonicalize never merges nor erases one.

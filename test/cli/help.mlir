@@ -32,6 +32,8 @@
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
+// CHECK-NEXT: --mtf-shard-update {{ +}}Decide the layouts of weight-update and parameter sharding
+// CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules (give the ones mtf-propagate-sharding gets)
 // CHECK-NEXT: --mtf-strip-layouts {{ +}}Remove every layout and partial marker from !mtf.tensor types
 // CHECK-NEXT: keep-collectives=<bool>  (default: false)  keep collective ops
 // CHECK-NEXT: --mtf-verify {{ +}}Check every mtf op and !mtf.tensor type

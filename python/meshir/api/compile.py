@@ -5,8 +5,9 @@
     print(exe.report())                      # layouts, collectives, bytes per device
 
 The pipeline is the one `meshir-opt` runs, through the same pass manager (which verifies
-the module before the first pass and after each): mtf-propagate-sharding,
-mtf-insert-collectives, mtf-canonicalize, mtf-lower-to-stablehlo; then PJRT compiles once.
+the module before the first pass and after each): mtf-shard-update (the layouts of
+weight-update sharding), mtf-propagate-sharding, mtf-insert-collectives, mtf-canonicalize,
+mtf-lower-to-stablehlo; then PJRT compiles once.
 With `mode="gspmd"` the propagated module is canonicalized and lowered to global StableHLO with sharding
 constraints (no mtf-insert-collectives) and XLA's Shardy partitioner inserts the collectives.
 """
@@ -123,8 +124,10 @@ def partition_passes(rules, model, mode: str = EXPLICIT) -> list:
     from meshir.transforms.canonicalize import CanonicalizePass
     from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.propagate_sharding import PropagateShardingPass
+    from meshir.transforms.shard_update import ShardUpdatePass
 
-    passes = [PropagateShardingPass.with_model(model, rules)]
+    # mtf-shard-update first: mi.train_step(shard_update=...) left it layouts to decide by the rules
+    passes = [ShardUpdatePass(rules=rules), PropagateShardingPass.with_model(model, rules)]
     if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
         # explain: each collective records why it exists, for exe.explain() and the report
         passes.append(InsertCollectivesPass.with_model(model, explain=True))

@@ -17,17 +17,19 @@ def propagate(program_or_module, layout: dict | None = None):
 
     `layout` adds Mesh-TensorFlow layout rules (`{"batch": "x", "d_ff": ("x", "y")}`, a
     `LayoutRules`, or text: `"batch:x,d_ff:(x,y)"`, `"batch:x;d_ff:y"`) to the ones the
-    program states; the program itself is left unchanged. Runs mtf-propagate-sharding
+    program states; the program itself is left unchanged. Runs mtf-shard-update (a
+    `mi.train_step(shard_update=...)`'s layouts) and mtf-propagate-sharding
     through the pass manager (verified before and after).
     """
     from meshir.transforms import Pipeline
     from meshir.transforms.propagate_sharding import PropagateShardingPass
+    from meshir.transforms.shard_update import ShardUpdatePass
 
     module = checks.module_of(program_or_module, "the program to propagate")
     rules = checks.layout_rules(layout, "layout rules")
     with get_context():
         copy = module.operation.clone()
-    Pipeline([PropagateShardingPass(rules=rules)]).apply(copy)
+    Pipeline([ShardUpdatePass(rules=rules), PropagateShardingPass(rules=rules)]).apply(copy)
     return copy
 
 

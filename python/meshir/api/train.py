@@ -26,6 +26,7 @@ from .grad import value_and_grad
 from .microbatch import accumulate, check_microbatches, resized
 from .optim import check_optimizer
 from .program import Program
+from .shard_update import AXES_ATTR, axes_attribute, check_shard_update, gather_at_uses, marked
 
 
 class TrainStep:
@@ -46,13 +47,20 @@ class TrainStep:
 
 
 @reports_at_call_site
-def train_step(loss_program, optimizer, params=None, name: str = "train_step", microbatches=None) -> TrainStep:
+def train_step(loss_program, optimizer, params=None, name: str = "train_step", microbatches=None,
+               shard_update=False, shard_params: bool = False) -> TrainStep:
     """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
     (argument names; default: every float argument). Its passes (mtf-autodiff for the
     gradient, mtf-inline for the step's call of it) run through the pass manager.
     `microbatches={"batch": k}`: losses and gradients are summed over k slices of that dim in
-    a scan (microbatch.py), one update for the full batch with a k times smaller slice live."""
+    a scan (microbatch.py), one update for the full batch with a k times smaller slice live.
+    `shard_update`: True (the data-parallel axes) or mesh axis names: each gradient is
+    reduce-scattered over those axes instead of all-reduced, optimizer state is stored split
+    over them and the update computes on one slice, then the new parameters are all-gathered
+    (ZeRO 1-2). `shard_params=True` also stores the parameters split; each use gathers them
+    (ZeRO-3 / FSDP). The layouts are decided by the rules at compile time (shard_update.py)."""
     check_optimizer(optimizer)
+    sharding = check_shard_update(shard_update, shard_params)
     module = checks.module_of(loss_program, "the loss program of mi.train_step")
     name = checks.identifier(name, "the name of the training step")
     fn = entry_function(module)
@@ -69,7 +77,8 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
                                 MeshIRValueError)
     micro = check_microbatches(microbatches, sig, params) if microbatches is not None else None
-    gradient = value_and_grad(resized(module, *micro) if micro else loss_program, wrt=list(params))
+    source = gather_at_uses(module, params) if shard_params else module
+    gradient = value_and_grad(resized(source, *micro) if micro else source, wrt=list(params))
     rules = LayoutRules.from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}
     with Program(name, mesh, layout=rules or None) as prog:
@@ -84,16 +93,29 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             states[p] = {k: prog.argument(f"{p}__{k}", d, args[p].dtype) for k, d in slots.items()}
             state_names[p] = tuple(f"{p}__{k}" for k in slots)
         step = prog.argument("step", [], "f32")
-        outputs = accumulate(gradient, prog, args, *micro) if micro else prog.call(gradient, **args)
+        # With sharding, marked constraints say which layout each value takes (shard_update.py).
+        def mark(t, p, which):
+            return marked(t, p, which) if sharding else t
+
+        stored = "update" if shard_params else "compute"
+        inputs, current = dict(args), {}
+        for p in params:
+            inputs[p] = mark(args[p], p, stored)
+            current[p] = inputs[p] if shard_params else mark(inputs[p], p, "update")
+            states[p] = {k: mark(v, p, "update") for k, v in states[p].items()}
+        outputs = accumulate(gradient, prog, inputs, *micro) if micro else prog.call(gradient, **inputs)
         prog.result(outputs[0], name="loss")
         updates = {}
         for p, g in zip(params, outputs[1:]):
-            updates[p] = optimizer.update(args[p], g, states[p], step)
+            updates[p] = optimizer.update(current[p], mark(g, p, "update"), states[p], step)
         for p in params:
-            prog.result(updates[p][0], name=p)
+            prog.result(mark(updates[p][0], p, stored), name=p)
         for p in params:
             for k, v in updates[p][1].items():
-                prog.result(v, name=f"{p}__{k}")
+                prog.result(mark(v, p, "update"), name=f"{p}__{k}")
+        if sharding:
+            with prog.context:
+                prog.function.attributes[AXES_ATTR] = axes_attribute(sharding)
     return TrainStep(prog, params, state_names)
 
 
