@@ -23,8 +23,8 @@ buffers that survive XLA's fusion (docs/decisions.md, "Memory per device"):
 
 For a `mi.train_step` (results `loss`, then parameters and optimizer state under their
 argument names, state arguments `<param>__<slot>`) the arguments split into parameters,
-optimizer state and data, and the gradients (one per parameter, in its layout) are named
-among the temporaries.
+optimizer state and data, and the gradients (one per parameter, in its layout, or in its
+update layout under weight-update sharding) are named among the temporaries.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from meshir.dialect.signature import entry_function, signature
 from meshir.dialect.tensor_type import TensorType
 
 from .cost_model import shard_bytes
+from .shard_update import update_split
 
 #: Ops whose results XLA fuses into their consumers (elementwise and layout-only ops); the
 #: elementwise family is recognised by its class, these by name.
@@ -185,7 +186,9 @@ def estimate_memory(module, function: str | None = None, limit: int = 10) -> Mem
     state = [n for n in sig.arg_names if "__" in n and n.split("__", 1)[0] in params]
     train = bool(params) and "loss" in sig.result_names
     if train:
-        gradients = sum(args[p][1] for p in params)
+        split = update_split(fn)  # weight-update sharding: gradients in their update layout
+        gradients = sum(shard_bytes(args[p][0].with_layout({split[p][0]: split[p][1]}), mesh_shape) if p in split
+                        else args[p][1] for p in params)
         categories = {
             "parameters": sum(args[p][1] for p in params),
             "optimizer_state": sum(args[s][1] for s in state),

@@ -32,7 +32,7 @@ from .propagation.conflicts import solve_by_cost
 from .cost_model import BYTES, CostModel
 from .cost_model_options import CostModelOptions
 from .registry import ModulePass, option, register_pass
-from .shard_update import parameter_markers
+from .shard_update import located, parameter_markers
 
 
 @register_pass
@@ -53,8 +53,8 @@ class PropagateShardingPass(CostModelOptions, ModulePass):
     def apply(self, module_op) -> None:
         waiting = parameter_markers(module_op)
         if waiting:
-            raise MeshIRError(f"{waiting[0].location}: this mtf.shard waits for mtf-shard-update (it marks a layout of "
-                              "parameter sharding); run mtf-shard-update before mtf-propagate-sharding")
+            raise located(waiting[0].location, "this mtf.shard waits for mtf-shard-update (it marks a layout of "
+                                               "parameter sharding); run mtf-shard-update before mtf-propagate-sharding")
         meshes = module_meshes(module_op)
         model = self.cost_model()
         for fn in callees_first(module_op):

@@ -62,20 +62,25 @@ class ShardUpdatePass(ModulePass):
         steps = [f for f in functions(module_op) if AXES_ATTR in f.attributes]
         if len(steps) != 1:
             fn = steps[1] if steps else entry_function(module_op)
-            raise MeshIRError(f"{fn.location}: mtf-shard-update needs exactly one function with {AXES_ATTR}, "
-                              f"found {len(steps)}")
+            raise located(fn.location, f"mtf-shard-update needs exactly one function with {AXES_ATTR}, "
+                                       f"found {len(steps)}")
         step = steps[0]
         mesh = function_mesh(step, module_meshes(module_op))
         if mesh is None:
-            raise MeshIRError(f"{step.location}: weight-update sharding needs a mesh")
+            raise located(step.location, "weight-update sharding needs a mesh")
         plan = UpdatePlan.of(step, markers, mesh, LayoutRules.from_attribute(step).merged(self.rules),
                              _scanned_dims(module_op))
         for op in markers:
             plan.resolve(op, step)
         refresh_function_type(step)
         del step.attributes[AXES_ATTR]
-        step.attributes[DECISIONS_ATTR] = ir.DictAttr.get(
-            {p: ir.StringAttr.get(text) for p, text in plan.describe().items()})
+        step.attributes[DECISIONS_ATTR] = plan.decisions()
+
+
+def located(location, message: str) -> MeshIRError:
+    """A MeshIRError at `location`, which meshir-opt reports at that line."""
+    diagnostic = Diagnostic(location, message)
+    return MeshIRError(str(diagnostic), [diagnostic])
 
 
 def parameter_markers(module_op) -> list:
@@ -101,7 +106,9 @@ def _marker_fields(op) -> tuple[str, str]:
 
 @dataclass
 class UpdatePlan:
-    """Per parameter: its compute layout and its update layout ({dim: axes} for every dim)."""
+    """Per parameter: its compute layout (its written layout, else the rules', else
+    replicated), its update layout ({dim: axes} for every dim) and the dim the data axes
+    were added to (None: not split)."""
 
     compute: dict[str, dict[str, tuple[str, ...]]]
     update: dict[str, dict[str, tuple[str, ...]]]
@@ -114,8 +121,8 @@ class UpdatePlan:
         params = sorted({_marker_fields(op)[0] for op in markers})
         for p in params:
             if p not in types:
-                raise MeshIRError(f"{step.location}: weight-update sharding names parameter '{p}', which is not an "
-                                  f"argument of @{sig.function} ({', '.join(sig.arg_names)})")
+                raise located(step.location, f"weight-update sharding names parameter '{p}', which is not an "
+                                             f"argument of @{sig.function} ({', '.join(sig.arg_names)})")
         compute = {p: {d.name: d.axes if d.axes is not None else rules.get(d.name, ()) for d in types[p].dims}
                    for p in params}
         axes = _data_axes(step, sig, types, markers, compute, rules, mesh)
@@ -131,23 +138,47 @@ class UpdatePlan:
         return cls(compute, update, split_dim)
 
     def resolve(self, op, step) -> None:
-        """Give the marker its layout (and a marked argument of `step` its stored layout)."""
+        """Make the marker a boundary on its parameter's split dim: `update` and `stored` pin
+        that dim to the update layout (`stored` also writes it on the argument it reads),
+        `compute` leaves it free for the rules and the ops that read the value. A marker
+        of a parameter that is not split, or on a value without that dim, goes away."""
         param, which = _marker_fields(op)
-        layout = (self.compute if which == "compute" else self.update)[param]
+        split = self.split_dim[param]
         result = op.operation.results[0]
         t = TensorType.from_mlir(result.type)
-        laid_out = t.with_layout({d.name: layout.get(d.name, ()) for d in t.dims})
-        result.set_type(laid_out.to_mlir())
-        operand = op.operation.operands[0]
-        if which == "update" and _argument_number(operand, step) is not None:
-            operand.set_type(laid_out.to_mlir())
-        del op.operation.attributes["param_layout"]  # `param` stays: the constraint is a boundary
+        if split is None or not t.has(split[0]):
+            result.replace_all_uses_with(op.operation.operands[0])
+            op.operation.erase()
+            return
+        dim = split[0]
+        if which != "compute":
+            laid_out = t.with_layout({dim: self.update[param][dim]})
+            result.set_type(laid_out.to_mlir())
+            operand = op.operation.operands[0]
+            if which == "stored" and _argument_number(operand, step) is not None:
+                operand.set_type(TensorType.from_mlir(operand.type).with_layout({dim: self.update[param][dim]}).to_mlir())
+        del op.operation.attributes["param_layout"]
+        op.operation.attributes["param_dim"] = ir.StringAttr.get(dim)
 
-    def describe(self) -> dict[str, str]:
-        """Per parameter, the dim its update is split over with all its axes ('d_ff over (y,x)':
-        y from the rules, x added), or 'not split'."""
-        return {p: f"{s[0]} over {format_axes(self.update[p][s[0]])}" if s is not None else "not split"
-                for p, s in self.split_dim.items()}
+    def decisions(self) -> ir.DictAttr:
+        """`{w = {dim = "d_model", axes = ["x"]}}`: per parameter whose update is split, the
+        dim and all its axes in the update layout (the rules' first, the data axes after)."""
+        def entry(p, dim):
+            axes = ir.ArrayAttr.get([ir.StringAttr.get(a) for a in self.update[p][dim]])
+            return ir.DictAttr.get({"dim": ir.StringAttr.get(dim), "axes": axes})
+
+        return ir.DictAttr.get({p: entry(p, s[0]) for p, s in self.split_dim.items() if s is not None})
+
+
+def update_split(fn) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """What mtf-shard-update recorded on `fn`: parameter -> (dim, axes of its update layout)."""
+    if DECISIONS_ATTR not in fn.attributes:
+        return {}
+    out = {}
+    for entry in ir.DictAttr(fn.attributes[DECISIONS_ATTR]):
+        d = ir.DictAttr(entry.attr)
+        out[entry.name] = (ir.StringAttr(d["dim"]).value, tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(d["axes"])))
+    return out
 
 
 def _argument_number(value, fn) -> int | None:
@@ -163,8 +194,8 @@ def _data_axes(step, sig, types, markers, compute, rules, mesh) -> tuple[str, ..
         axes = tuple(ir.StringAttr(a).value for a in attr)
         unknown = [a for a in axes if a not in mesh.shape]
         if unknown:
-            raise MeshIRError(f"{step.location}: shard_update names mesh axis '{unknown[0]}', which mesh "
-                              f"@{mesh.name} does not have ({mesh.format_axes()})")
+            raise located(step.location, f"shard_update names mesh axis '{unknown[0]}', which mesh "
+                                         f"@{mesh.name} does not have ({mesh.format_axes()})")
         return axes
     numbers = {_argument_number(op.operation.operands[0], step) for op in markers}
     state = {sig.arg_names[k] for k in numbers if k is not None}
@@ -177,11 +208,9 @@ def _data_axes(step, sig, types, markers, compute, rules, mesh) -> tuple[str, ..
     used = {a for layout in compute.values() for dim_axes in layout.values() for a in dim_axes}
     axes = tuple(a for a in mesh.shape if a in found and a not in used)
     if not axes:
-        raise MeshIRError(
-            f"{step.location}: shard_update=True found no data-parallel mesh axis: none splits an argument other "
-            f"than the parameters and their optimizer state without also splitting a parameter (mesh "
-            f"{mesh.format_axes()}, rules {rules or 'none'}); name the axes, e.g. shard_update=('x',)",
-            [Diagnostic(step.location, "shard_update=True found no data-parallel mesh axis")])
+        raise located(step.location, "shard_update=True found no data-parallel mesh axis: none splits an argument "
+                      "other than the parameters and their optimizer state without also splitting a parameter "
+                      f"(mesh {mesh.format_axes()}, rules {rules or 'none'}); name the axes, e.g. shard_update=('x',)")
     return axes
 
 
@@ -205,7 +234,6 @@ def _split_dim(step, param: str, t: TensorType, layout, extra, mesh, scanned) ->
             return best.name, extra
     dims = ", ".join(f"{d.name}={d.size}" + (f" (split over {format_axes(layout[d.name])})" if layout[d.name] else "")
                      + (" (scanned)" if d.name in scanned else "") for d in t.dims) or "none: a scalar"
-    raise MeshIRError(
-        f"{step.location}: shard_update over mesh axes {format_axes(extra)} ({n} devices) divides no dim of "
-        f"parameter '{param}' ({dims}); leave '{param}' out of params, or shard over fewer axes",
-        [Diagnostic(step.location, f"shard_update: no dim of parameter '{param}' divides by {n}")])
+    raise located(step.location, f"shard_update over mesh axes {format_axes(extra)} ({n} devices) divides no dim "
+                                 f"of parameter '{param}' ({dims}); leave '{param}' out of params, or shard over "
+                                 "fewer axes")

@@ -42,31 +42,35 @@ class ShardOp(_GlobalIdentityOp):
     `reshard = true` marks one left by propagation where two layouts meet; unlike a user's
     constraint, two of those on one value may differ.
 
-    `param = "w"` marks a constraint of weight-update or parameter sharding on parameter
-    `w` (or its gradient or optimizer state) from `mi.train_step(shard_update=...)`. It is a
-    *boundary*: its result's layout is fixed and nothing propagates through it either way,
-    so the update's layout never reaches the forward and backward ops, nor theirs the
-    update; collective insertion turns the change into the reduce_scatter or all_gather.
-    With `param_layout = "compute" | "update"` its layout is still to be decided, by
-    `mtf-shard-update` once the rules are known (the result type stays free until then):
-    the layout `w` computes with, or the one its update uses (split over the data axes).
+    `param = "w", param_dim = "d"` marks a boundary of weight-update or parameter sharding
+    (`mi.train_step(shard_update=...)`) on parameter `w`, its gradient or its optimizer
+    state: nothing propagates through dim `d` either way (the update's layout of `d` never
+    reaches the forward and backward ops, nor theirs the update); collective insertion turns
+    the change at the boundary into the reduce_scatter, all_slice or all_gather. With
+    `param_layout = "compute" | "update" | "stored"` instead of `param_dim`, it waits for
+    `mtf-shard-update` to choose `d` and its layout once the rules are known (the result
+    type stays free until then).
     """
 
     OPERATION_NAME = "mtf.shard"
     CHANGES_LAYOUT = True
-    ATTRIBUTES = {"reshard": "bool", "param": "str", "param_layout": "str"}
-    OPTIONAL = frozenset({"reshard", "param", "param_layout"})
+    ATTRIBUTES = {"reshard": "bool", "param": "str", "param_layout": "str", "param_dim": "str"}
+    OPTIONAL = frozenset({"reshard", "param", "param_layout", "param_dim"})
     DEFAULTS = {"reshard": False}
     #: What `param_layout` may say.
-    PARAM_LAYOUTS = ("compute", "update")
+    PARAM_LAYOUTS = ("compute", "update", "stored")
 
     def verify_op(self, mesh):
         self._check_same_tensor()
         attrs = self.operation.attributes
+        if ("param_layout" in attrs or "param_dim" in attrs) and "param" not in attrs:
+            raise VerifyError("attributes 'param_layout' and 'param_dim' need 'param' (the parameter whose layout it is)")
+        if "param_dim" in attrs:
+            self.dim_attr("param_dim", self.result_type, "result")
         if "param_layout" not in attrs:
             return
-        if "param" not in attrs:
-            raise VerifyError("attribute 'param_layout' needs 'param' (the parameter whose layout it is)")
+        if "param_dim" in attrs:
+            raise VerifyError("a parameter's boundary has either a layout to decide (param_layout) or its dim (param_dim)")
         if self.attr("param_layout") not in self.PARAM_LAYOUTS:
             raise VerifyError(f"param_layout must be one of {', '.join(self.PARAM_LAYOUTS)}, "
                               f"got '{self.attr('param_layout')}'")
@@ -75,8 +79,8 @@ class ShardOp(_GlobalIdentityOp):
                               "mtf-shard-update")
 
     def unlinked_dims(self) -> set[str]:
-        """Every dim of a parameter-sharding boundary (`param`); none of a plain constraint."""
-        return set(self.result_type.names) if "param" in self.operation.attributes else set()
+        """A parameter boundary's dim (`param_dim`); none for a plain constraint."""
+        return {self.attr("param_dim")} if "param_dim" in self.operation.attributes else set()
 
     #: Not pure: propagation reads the constraint even where the result is unused, so an
     #: unused shard is not dead, and mtf-canonicalize never merges nor erases one.

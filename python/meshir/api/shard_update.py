@@ -109,3 +109,33 @@ def _inner_arguments(owner, k: int, by_name: dict):
         if callee is not None and len(callee.regions[0].blocks):
             return [callee.regions[0].blocks[0].arguments[k]]
     return None
+
+
+def reduce_scatter_in_loops(fn) -> None:
+    """A gradient that a scan stacks (a scanned layer's parameter) is constrained in the
+    scan's body too, where each iteration yields its slice: the slice's pending sum over the
+    data axes is reduce-scattered there, and the stacked gradient is never whole."""
+    pending = _update_markers(fn)
+    while pending:
+        marker = pending.pop()
+        value = marker.operation.operands[0]
+        owner = value.owner if isinstance(value, ir.OpResult) else None
+        if owner is None or owner.name != "mtf.scan":
+            continue
+        scan = owner.opview
+        k = value.result_number
+        if k < scan.carried:  # a carry is the last iteration's value only
+            continue
+        yield_op = list(scan.body_block().operations)[-1]
+        y = yield_op.operation.operands[k]
+        attrs = {n: marker.operation.attributes[n] for n in ("param", "param_layout")}
+        inner = ShardOp(TensorType.from_mlir(y.type).without_layout().to_mlir(), [y], attrs,
+                        loc=marker.location, ip=ir.InsertionPoint(yield_op))
+        yield_op.operation.operands[k] = inner.result
+        pending.append(inner)
+
+
+def _update_markers(fn) -> list:
+    return [op for op in fn.regions[0].blocks[0].operations if op.operation.name == "mtf.shard"
+            and "param_layout" in op.operation.attributes
+            and ir.StringAttr(op.operation.attributes["param_layout"]).value == "update"]

@@ -26,7 +26,7 @@ from .grad import value_and_grad
 from .microbatch import accumulate, check_microbatches, resized
 from .optim import check_optimizer
 from .program import Program
-from .shard_update import AXES_ATTR, axes_attribute, check_shard_update, gather_at_uses, marked
+from .shard_update import AXES_ATTR, axes_attribute, check_shard_update, gather_at_uses, marked, reduce_scatter_in_loops
 
 
 class TrainStep:
@@ -93,29 +93,35 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             states[p] = {k: prog.argument(f"{p}__{k}", d, args[p].dtype) for k, d in slots.items()}
             state_names[p] = tuple(f"{p}__{k}" for k in slots)
         step = prog.argument("step", [], "f32")
-        # With sharding, marked constraints say which layout each value takes (shard_update.py).
+        # With sharding, marked boundaries say which layout each value takes (shard_update.py):
+        # gradients, the update and the state in the update layout; the new parameters back
+        # in the compute layout (ZeRO 1-2) or stored split like the state (ZeRO-3).
         def mark(t, p, which):
             return marked(t, p, which) if sharding else t
 
-        stored = "update" if shard_params else "compute"
         inputs, current = dict(args), {}
         for p in params:
-            inputs[p] = mark(args[p], p, stored)
-            current[p] = inputs[p] if shard_params else mark(inputs[p], p, "update")
-            states[p] = {k: mark(v, p, "update") for k, v in states[p].items()}
+            if shard_params:
+                inputs[p] = current[p] = mark(args[p], p, "stored")
+            else:
+                current[p] = mark(args[p], p, "update")
+            states[p] = {k: mark(v, p, "stored") for k, v in states[p].items()}
         outputs = accumulate(gradient, prog, inputs, *micro) if micro else prog.call(gradient, **inputs)
         prog.result(outputs[0], name="loss")
         updates = {}
         for p, g in zip(params, outputs[1:]):
             updates[p] = optimizer.update(current[p], mark(g, p, "update"), states[p], step)
         for p in params:
-            prog.result(mark(updates[p][0], p, stored), name=p)
+            prog.result(mark(updates[p][0], p, "update" if shard_params else "compute"), name=p)
         for p in params:
             for k, v in updates[p][1].items():
                 prog.result(mark(v, p, "update"), name=f"{p}__{k}")
         if sharding:
             with prog.context:
                 prog.function.attributes[AXES_ATTR] = axes_attribute(sharding)
+    if sharding:
+        with prog.context:  # after the gradient's call is inlined: its scans are in the step
+            reduce_scatter_in_loops(prog.function)
     return TrainStep(prog, params, state_names)
 
 
