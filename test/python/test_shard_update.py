@@ -283,3 +283,15 @@ def test_propagation_refuses_unresolved_markers():
     module = step.module.operation.clone()
     with pytest.raises(mi.MeshIRError, match="run mtf-shard-update before mtf-propagate-sharding"):
         Pipeline([PropagateShardingPass()]).apply(module)
+
+
+def test_microbatch_accumulator_is_split_and_each_microbatch_reduce_scattered():
+    """ZeRO-2 with gradient accumulation: the running sum is a carry in the update layout,
+    so each microbatch's pending sum is reduce-scattered into it; the step equals the plain one."""
+    plain = mi.train_step(ffn_loss(), mi.Adam(1e-2), params=["w1", "w2", "b1"])
+    both = mi.train_step(ffn_loss(), mi.Adam(1e-2), params=["w1", "w2", "b1"], microbatches={"batch": 2}, **UPDATE)
+    exe = mi.compile(both, layout=TWO_D)
+    scattered = [c for c in exe.compile_report.collectives if c.kind == "reduce_scatter" and c.axes == ("x",)]
+    assert sorted(c.repeats for c in scattered) == [2, 2, 2]
+    reference, _ = run(plain, mi.compile(plain, layout=TWO_D))
+    np.testing.assert_allclose(run(both, exe)[0], reference, rtol=1e-5)

@@ -112,9 +112,10 @@ def _inner_arguments(owner, k: int, by_name: dict):
 
 
 def reduce_scatter_in_loops(fn) -> None:
-    """A gradient that a scan stacks (a scanned layer's parameter) is constrained in the
-    scan's body too, where each iteration yields its slice: the slice's pending sum over the
-    data axes is reduce-scattered there, and the stacked gradient is never whole."""
+    """A gradient that a scan stacks (a scanned layer's parameter) or carries (the sum over
+    microbatches) is constrained in the scan's body too, where each iteration yields its
+    slice or its running sum: each pending sum over the data axes is reduce-scattered there,
+    so neither the stacked gradient nor the accumulator is ever whole."""
     pending = _update_markers(fn)
     while pending:
         marker = pending.pop()
@@ -124,15 +125,31 @@ def reduce_scatter_in_loops(fn) -> None:
             continue
         scan = owner.opview
         k = value.result_number
-        if k < scan.carried:  # a carry is the last iteration's value only
-            continue
         yield_op = list(scan.body_block().operations)[-1]
-        y = yield_op.operation.operands[k]
+        if k < scan.carried:  # a running sum: mark what each iteration adds, not the carry
+            reader, slot = _contribution(yield_op.operation.operands[k], scan.body_block().arguments[1 + k])
+        else:
+            reader, slot = yield_op, k
+        if reader is None:
+            continue
+        y = reader.operation.operands[slot]
         attrs = {n: marker.operation.attributes[n] for n in ("param", "param_layout")}
         inner = ShardOp(TensorType.from_mlir(y.type).without_layout().to_mlir(), [y], attrs,
-                        loc=marker.location, ip=ir.InsertionPoint(yield_op))
-        yield_op.operation.operands[k] = inner.result
+                        loc=marker.location, ip=ir.InsertionPoint(reader))
+        reader.operation.operands[slot] = inner.result
         pending.append(inner)
+
+
+def _contribution(yielded, carry):
+    """(the mtf.add, operand index) of what an iteration adds to the running sum `carry`,
+    when it yields `carry + contribution`; (None, None) for any other carry."""
+    owner = yielded.owner if isinstance(yielded, ir.OpResult) else None
+    if owner is None or owner.name != "mtf.add":
+        return None, None
+    operands = list(owner.operands)
+    if carry not in operands:
+        return None, None
+    return owner.opview, 1 - operands.index(carry)
 
 
 def _update_markers(fn) -> list:
