@@ -15,7 +15,9 @@ group size:
     all-to-all          (n-1)/n B
     collective-permute  B if some device sends to another device, else 0
 
-A collective inside a loop body counts once (the benchmark programs have no loops).
+`summarize` counts a collective inside a loop body once (the benchmark cases have no loops);
+given `computation_repeats(hlo_text)` it counts it once per iteration, from the trip count
+XLA records on each `while` (`known_trip_count`), nested loops multiplied.
 """
 from __future__ import annotations
 
@@ -199,12 +201,70 @@ def parse_collectives(hlo_text: str) -> list[HloCollective]:
     return found
 
 
-def summarize(collectives: list[HloCollective]) -> dict:
-    """{kind: {"count", "bytes_per_device"}} for the kinds present, plus totals."""
-    by_kind = {}
+_CALLEE = re.compile(r"\b(body|condition|to_apply|calls|true_computation|false_computation)=%?([\w.\-]+)")
+_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
+_TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
+
+
+def computation_repeats(hlo_text: str) -> dict[str, int | None]:
+    """How many times one run of the entry computation runs each computation: a while's body
+    (and condition) its caller's count times the loop's `known_trip_count`, None when XLA
+    recorded none; any other callee its caller's count; summed over the call sites."""
+    calls: dict[str, list[tuple[str, int | None]]] = {}  # callee -> [(caller, factor)]
+    entry, computation = None, ""
+    for line in hlo_text.splitlines():
+        m = _COMPUTATION.match(line)
+        if m and "=" not in line.split("(")[0]:
+            computation = m.group(1)
+            if line.lstrip().startswith("ENTRY"):
+                entry = computation
+            continue
+        if "=" not in line:
+            continue
+        trip = _TRIP_COUNT.search(line)
+        is_while = re.search(r"\swhile\(", line) is not None
+        for key, callee in _CALLEE.findall(line):
+            factor = (int(trip.group(1)) if trip else None) if is_while and key in ("body", "condition") else 1
+            calls.setdefault(callee, []).append((computation, factor))
+        for group in _BRANCHES.findall(line):
+            for callee in _split_top(group):
+                calls.setdefault(callee.lstrip("%"), []).append((computation, 1))
+    memo: dict[str, int | None] = {}
+
+    def repeats(name: str, seen=()) -> int | None:
+        if name == entry or name not in calls:
+            return 1
+        if name not in memo:
+            total = 0
+            for caller, factor in calls[name]:
+                r = None if caller in seen else repeats(caller, seen + (name,))
+                if r is None or factor is None:
+                    total = None
+                    break
+                total += r * factor
+            memo[name] = total
+        return memo[name]
+
+    names = set(calls) | {entry} if entry else set(calls)
+    return {name: repeats(name) for name in names}
+
+
+def summarize(collectives: list[HloCollective], repeats: dict[str, int | None] | None = None) -> dict:
+    """{kind: {"count", "bytes_per_device"}} for the kinds present, plus totals. With
+    `repeats` (computation_repeats), a collective counts once per run of its computation
+    (`count` stays the number of instructions); one whose count is unknown (a while without a
+    known trip count) counts once and is listed in `unknown_repeats`."""
+    by_kind, unknown = {}, []
     for c in collectives:
+        times = 1 if repeats is None else repeats.get(c.computation, 1)
+        if times is None:
+            unknown.append(c.name)
+            times = 1
         entry = by_kind.setdefault(c.kind, {"count": 0, "bytes_per_device": 0})
         entry["count"] += 1
-        entry["bytes_per_device"] += c.bytes_per_device
-    return {"by_kind": by_kind, "count": len(collectives),
-            "bytes_per_device": sum(c.bytes_per_device for c in collectives)}
+        entry["bytes_per_device"] += c.bytes_per_device * times
+    out = {"by_kind": by_kind, "count": len(collectives),
+           "bytes_per_device": sum(e["bytes_per_device"] for e in by_kind.values())}
+    if unknown:
+        out["unknown_repeats"] = unknown
+    return out

@@ -38,23 +38,32 @@ class Config:
     optimizer: str = "adam"
     lr: float = 3e-3
     seed: int = 0
+    #: The size of each head's queries, keys and values when it is not d_model / heads (wo
+    #: maps heads x d_k back to d_model); None: d_model / heads.
+    key_size: int | None = None
 
     @property
     def d_k(self) -> int:
-        return self.d_model // self.heads
+        return self.key_size if self.key_size is not None else self.d_model // self.heads
 
     def check(self) -> None:
         for field in ("layers", "d_model", "heads", "d_ff", "length", "batch", "vocab"):
             if getattr(self, field) < 1:
                 raise ValueError(f"--{field.replace('_', '-')} must be at least 1, got {getattr(self, field)}")
-        if self.d_model % self.heads:
+        if self.key_size is not None and self.key_size < 1:
+            raise ValueError(f"key_size must be at least 1, got {self.key_size}")
+        if self.key_size is None and self.d_model % self.heads:
             raise ValueError(f"--d-model {self.d_model} is not divisible by --heads {self.heads} "
                              f"(d_k = d_model / heads)")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer '{self.optimizer}' (expected one of {', '.join(OPTIMIZERS)})")
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields; `key_size` only when set (configs without it read as before)."""
+        out = dataclasses.asdict(self)
+        if out["key_size"] is None:
+            del out["key_size"]
+        return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -175,7 +184,7 @@ def init_params(cfg: Config) -> dict[str, np.ndarray]:
         elif base in ("embed", "pos_embed"):
             value = rng.standard_normal(shape) * 0.02
         else:
-            fan_in = cfg.d_ff if base == "w2" else cfg.d_model  # wo: heads * d_k = d_model
+            fan_in = {"w2": cfg.d_ff, "wo": cfg.heads * cfg.d_k}.get(base, cfg.d_model)
             value = rng.standard_normal(shape) / math.sqrt(fan_in)
             if base in ("wo", "w2"):
                 value /= math.sqrt(2 * cfg.layers)
@@ -187,71 +196,116 @@ def init_params(cfg: Config) -> dict[str, np.ndarray]:
 # The program
 
 
-def attention(x, p, i, d: Dims):
+def _pinned(seq_parallel: str | None):
+    """Under sequence parallelism over an axis (see logits_of), the constraint inside a layer:
+    `pin(h, seq_dim)` keeps h's sequence dim whole, and `pin(h, seq_dim, model_dim)` also
+    keeps its model dim (heads, d_ff) split over that axis. The layout rules would say as much,
+    but a constraint outranks rules: without these, the `length` split of the carry reaches
+    the matmuls and propagation gathers the weights instead of the activations. Without
+    sequence parallelism, pin is the identity."""
+
+    def pin(h, seq: str, model: str | None = None):
+        if seq_parallel is None:
+            return h
+        return mi.shard(h, {seq: (), **({model: seq_parallel} if model else {})})
+
+    return pin
+
+
+def attention(x, p, i, d: Dims, seq_parallel: str | None = None):
     """Causal multi-head self-attention, x: [batch, length, d_model]."""
     b, l, mem, m, h, k = d.batch, d.length, d.memory_length, d.d_model, d.heads, d.d_k
-    q = mi.einsum(x, p[f"l{i}_wq"], output=[b, l, h, k])
+    pin = _pinned(seq_parallel)
+    q = pin(mi.einsum(x, p[f"l{i}_wq"], output=[b, l, h, k]), "length", "heads")
     xm = mi.rename(x, "length", "memory_length")
-    key = mi.einsum(xm, p[f"l{i}_wk"], output=[b, mem, h, k])
-    value = mi.einsum(xm, p[f"l{i}_wv"], output=[b, mem, h, k])
+    key = pin(mi.einsum(xm, p[f"l{i}_wk"], output=[b, mem, h, k]), "memory_length", "heads")
+    value = pin(mi.einsum(xm, p[f"l{i}_wv"], output=[b, mem, h, k]), "memory_length", "heads")
     logits = mi.einsum(q, key, output=[b, h, l, mem]) * (1.0 / math.sqrt(k.size))
     query_pos = mi.iota([l, mem], "length")
     memory_pos = mi.iota([l, mem], "memory_length")
     bias = mi.select(mi.less_equal(memory_pos, query_pos), mi.constant(0.0, [l, mem]), MASK_VALUE)
     weights = mi.softmax(logits + bias, mem)
-    o = mi.einsum(weights, value, output=[b, l, h, k])
+    o = pin(mi.einsum(weights, value, output=[b, l, h, k]), "length", "heads")
     return mi.einsum(o, p[f"l{i}_wo"], output=[b, l, m])
 
 
-def ffn(x, p, i, d: Dims):
-    hidden = mi.gelu(mi.einsum(x, p[f"l{i}_w1"], output=[d.batch, d.length, d.d_ff]) + p[f"l{i}_b1"])
+def ffn(x, p, i, d: Dims, seq_parallel: str | None = None):
+    pin = _pinned(seq_parallel)
+    hidden = pin(mi.einsum(x, p[f"l{i}_w1"], output=[d.batch, d.length, d.d_ff]), "length", "d_ff")
+    hidden = mi.gelu(hidden + p[f"l{i}_b1"])
     return mi.einsum(hidden, p[f"l{i}_w2"], output=[d.batch, d.length, d.d_model]) + p[f"l{i}_b2"]
 
 
-def layer(x, p, i, d: Dims):
-    """One pre-norm Transformer layer; `p` holds (at least) layer i's parameters."""
-    x = x + attention(mi.layer_norm(x, "d_model", p[f"l{i}_ln1_scale"], p[f"l{i}_ln1_bias"]), p, i, d)
-    return x + ffn(mi.layer_norm(x, "d_model", p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i, d)
+def layer(x, p, i, d: Dims, seq_parallel: str | None = None):
+    """One pre-norm Transformer layer; `p` holds (at least) layer i's parameters.
+    `seq_parallel`: see logits_of (x arrives with `length` split over that axis; each layer
+    norm's output is gathered whole before the matmuls)."""
+    pin = _pinned(seq_parallel)
+
+    def norm(h, n):
+        return pin(mi.layer_norm(h, "d_model", p[f"l{i}_{n}_scale"], p[f"l{i}_{n}_bias"]), "length")
+
+    x = x + attention(norm(x, "ln1"), p, i, d, seq_parallel)
+    return x + ffn(norm(x, "ln2"), p, i, d, seq_parallel)
 
 
-def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: bool = False):
+def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: bool = False,
+              seq_parallel: str | None = None):
     """[batch, length, vocab] logits of the next character at every position. `remat`: each
     layer under mi.remat (recomputed in the backward pass instead of saved). `stacked`: the
     layers as one mi.scan over the stacked parameters' `layers` dim (the program, and its
-    compile time, do not grow with depth)."""
+    compile time, do not grow with depth).
+
+    `seq_parallel`: the mesh axis of the model dims (heads, d_ff) that also splits `length`
+    of the activations between layers (the scan's carry, each unrolled layer's input and
+    output): Megatron's sequence parallelism. Layer norms and residual adds run on the split
+    sequence; each layer norm's output is all-gathered before the matmuls and each sum after
+    wo and w2 is reduce-scattered back into the split, instead of all-reduced; the
+    activations saved between layers are split over that axis too. Expressed with
+    constraints (mi.shard): `length` on the carry, and inside a layer the sequence dim whole
+    with heads or d_ff on the axis (see _pinned)."""
     x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
     block = mi.remat(layer) if remat else layer
+
+    def between_layers(h):
+        return h if seq_parallel is None else mi.shard(h, {"length": seq_parallel})
+
+    x = between_layers(x)
     if stacked:
         kinds = list(_layer_dims(d))
 
         def one_layer(h, slices):
-            return block(h, {f"l0_{kind}": v for kind, v in zip(kinds, slices)}, 0, d), None
+            params = {f"l0_{kind}": v for kind, v in zip(kinds, slices)}
+            return between_layers(block(h, params, 0, d, seq_parallel)), None
 
         x = mi.scan(one_layer, x, tuple(p[f"{LAYERS}_{kind}"] for kind in kinds), dim=LAYERS)[0]
     for i in range(0 if stacked else cfg.layers):
-        x = block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d)
+        x = between_layers(block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d, seq_parallel))
     x = mi.layer_norm(x, "d_model", p["lnf_scale"], p["lnf_bias"])
     return mi.einsum(x, p["embed"], output=[d.batch, d.length, d.vocab])
 
 
 def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = False,
-          stacked: bool = False) -> mi.Program:
+          stacked: bool = False, seq_parallel: str | None = None) -> mi.Program:
     """The loss program: arguments `tokens`, `targets` (i32 [batch, length]) then every
     parameter; result `loss` (mean cross-entropy in nats per character), and `logits` when
-    `with_logits` (the evaluation and generation program). `remat`, `stacked`: see logits_of."""
+    `with_logits` (the evaluation and generation program). `remat`, `stacked`,
+    `seq_parallel`: see logits_of."""
     d = Dims(cfg)
     with mi.Program("transformer_lm", mesh) as prog:
         tokens = prog.argument("tokens", [d.batch, d.length], "i32")
         targets = prog.argument("targets", [d.batch, d.length], "i32")
         p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg, stacked).items()}
-        logits = logits_of(tokens, p, cfg, d, remat, stacked)
+        logits = logits_of(tokens, p, cfg, d, remat, stacked, seq_parallel)
         prog.result(mi.mean(mi.cross_entropy(logits, targets, "vocab")), name="loss")
         if with_logits:
             prog.result(logits, name="logits")
     return prog
 
 
-def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False, stacked: bool = False) -> mi.TrainStep:
-    """Forward, backward and optimizer update as one program (mi.train_step)."""
-    return mi.train_step(build(cfg, mesh, remat=remat, stacked=stacked), optimizer(cfg),
-                         params=list(param_dims(cfg, stacked)))
+def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False, stacked: bool = False,
+               seq_parallel: str | None = None, **options) -> mi.TrainStep:
+    """Forward, backward and optimizer update as one program (mi.train_step; `options` go
+    to it, e.g. microbatches)."""
+    return mi.train_step(build(cfg, mesh, remat=remat, stacked=stacked, seq_parallel=seq_parallel), optimizer(cfg),
+                         params=list(param_dims(cfg, stacked)), **options)

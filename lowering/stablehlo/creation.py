@@ -8,29 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshir._jax_private import ir
-
 from . import builder as hlo
 from .context import FunctionLowering
 from .device import INDEX
 from .types import Local
 
 
-def _is_splat(op) -> bool:
-    attr = op.operation.attributes["value"]
-    try:
-        return ir.DenseElementsAttr(attr).is_splat
-    except ValueError:
-        return True  # a scalar attribute
-
-
 def constant(p: FunctionLowering, op) -> Local:
     t = op.result_type
-    values = op.values()
     shape = p.shape(t)
-    if _is_splat(op):
-        return hlo.constant(p.b, values.reshape(-1)[0], t.element_type, shape)
-    whole = hlo.dense_constant(p.b, np.asarray(values), t.element_type)
+    splat = op.splat_value()  # a splat is one number: never build the (global) array
+    if splat is not None:
+        return hlo.constant(p.b, splat, t.element_type, shape)
+    whole = hlo.dense_constant(p.b, np.asarray(op.values()), t.element_type)
     if not p.is_split(t):
         return whole
     return hlo.dynamic_slice(p.b, whole, p.offsets(t), shape)

@@ -234,3 +234,24 @@ def test_gather_with_a_dim_shared_by_table_and_ids_is_refused():
     with pytest.raises(mi.MeshIRError, match=r"'mtf.gather' op ids and table share dimension\(s\) \[b\]"):
         with mi.Program("batched_gather", mi.Mesh({"x": 2})) as prog:
             mi.gather(prog.argument("table", [v, b]), prog.argument("ids", [b], dtype="i32"), "v")
+
+
+def test_a_splat_constant_of_a_huge_global_shape_lowers_without_building_it():
+    """A splat is lowered at the device's shape from its one value: the global array (here
+    2^40 elements, 4 TiB) is never built (a microbatched train step's gradient accumulators
+    at 1T parameters are such splats)."""
+    import meshir as mi
+    from meshir.api import checks
+    from meshir.api.compile import partition_passes
+    from meshir.dialect import get_context
+    from meshir.transforms import Pipeline
+    from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
+
+    a, b = mi.Dim("a", 2 ** 20), mi.Dim("b", 2 ** 20)
+    with mi.Program("huge_splat", mi.Mesh({"x": 4, "y": 2})) as prog:
+        prog.result(mi.shard(mi.constant(0.5, [a, b]), {"a": "x", "b": "y"}), name="c")
+    with get_context():
+        module = prog.module.operation.clone()
+    passes = partition_passes(checks.layout_rules(None, "rules"), checks.cost_model(None))
+    Pipeline(passes + [LowerToStableHLOPass()]).apply(module)
+    assert "dense<5.000000e-01> : tensor<262144x524288xf32>" in str(module)
