@@ -199,13 +199,15 @@ def meshir_row(m: Model, row: Row, cfg) -> dict:
     from lm import model
 
     rules = m.layouts[row.layout]
+    if (row.shard_update or row.shard_params) and not data_axes(rules):
+        return {"status": "n/a", "note": "the layout has no data-parallel axis to shard the update over"}
     options = {}
     accepted = train_step_options()
     for flag in ("shard_update", "shard_params"):
         if getattr(row, flag):
             if flag not in accepted:
                 return {"status": "pending", "note": f"train_step has no {flag} yet"}
-            options[flag] = data_axes(rules) if flag == "shard_update" else True
+            options[flag] = True  # shard_update=True: MeshIR finds the data-parallel axes itself
     if row.microbatches > 1:
         options["microbatches"] = {"batch": row.microbatches}
     try:

@@ -5,7 +5,7 @@ rules usually arrive with `mi.compile`), so it leaves free `mtf.shard` constrain
 `param = "w", param_layout = "compute" | "update"` and the data-parallel axes in the
 function's `mtf.shard_update` attribute ("auto", or an array of axis names). This pass,
 which runs before propagation with the same rules, turns each marker into an ordinary
-constraint on a boundary (`mtf.shard {param}`: no layout propagates through it, so the update's
+constraint on a boundary (`mtf.shard {param, cut}`: no layout propagates through its cut dim, so the update's
 layout never reaches the forward and backward ops):
 
 - **compute**: the layout `w` computes with: its written layout, else the rules', else
@@ -158,7 +158,7 @@ class UpdatePlan:
             if which == "stored" and _argument_number(operand, step) is not None:
                 operand.set_type(TensorType.from_mlir(operand.type).with_layout({dim: self.update[param][dim]}).to_mlir())
         del op.operation.attributes["param_layout"]
-        op.operation.attributes["param_dim"] = ir.StringAttr.get(dim)
+        op.operation.attributes["cut"] = ir.ArrayAttr.get([ir.StringAttr.get(dim)])
 
     def decisions(self) -> ir.DictAttr:
         """`{w = {dim = "d_model", axes = ["x"]}}`: per parameter whose update is split, the

@@ -40,11 +40,16 @@ def _attr_kind_ok(kind: str, attr: ir.Attribute) -> bool:
         "float": lambda a: isinstance(_try(ir.FloatAttr, a), ir.FloatAttr)
         or isinstance(_try(ir.IntegerAttr, a), ir.IntegerAttr),
         "bool": lambda a: isinstance(_try(ir.BoolAttr, a), ir.BoolAttr),
-        "axes": lambda a: isinstance(_try(ir.ArrayAttr, a), ir.ArrayAttr)
-        and all(isinstance(_try(ir.StringAttr, e), ir.StringAttr) for e in ir.ArrayAttr(a)),
+        "axes": _string_array,
+        "dims": _string_array,
         "any": lambda a: True,
     }
     return checks[kind](attr)
+
+
+def _string_array(attr) -> bool:
+    return isinstance(_try(ir.ArrayAttr, attr), ir.ArrayAttr) and \
+        all(isinstance(_try(ir.StringAttr, e), ir.StringAttr) for e in ir.ArrayAttr(attr))
 
 
 def _try(cls, attr):
@@ -69,6 +74,7 @@ KIND_TEXT = {
     "float": "a number",
     "bool": "a boolean",
     "axes": "an array of mesh axis names",
+    "dims": "an array of dim names",
     "any": "an attribute",
 }
 
@@ -278,7 +284,7 @@ def attribute_value(kind: str, attr: ir.Attribute):
     if kind == "float":
         f = _try(ir.FloatAttr, attr)
         return f.value if f is not None else float(ir.IntegerAttr(attr).value)
-    if kind == "axes":
+    if kind in ("axes", "dims"):
         return tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr))
     return attr
 

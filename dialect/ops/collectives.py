@@ -42,20 +42,25 @@ class ShardOp(_GlobalIdentityOp):
     `reshard = true` marks one left by propagation where two layouts meet; unlike a user's
     constraint, two of those on one value may differ.
 
-    `param = "w", param_dim = "d"` marks a boundary of weight-update or parameter sharding
+    `cut = ["d", ...]` names dims through which no layout propagates: each side is laid
+    out by its own ops and the change is resharded here. `mi.reshard` writes one (a
+    gather where the user wants it, without the gathered layout spreading back to the
+    operand); autodiff cuts every dim where a scan's backward pass reads the carry it saved
+    (the saved stack keeps the carry's layout, a sequence-parallel carry stays split).
+
+    `param = "w"` with a `cut` marks a boundary of weight-update or parameter sharding
     (`mi.train_step(shard_update=...)`) on parameter `w`, its gradient or its optimizer
-    state: nothing propagates through dim `d` either way (the update's layout of `d` never
-    reaches the forward and backward ops, nor theirs the update); collective insertion turns
-    the change at the boundary into the reduce_scatter, all_slice or all_gather. With
-    `param_layout = "compute" | "update" | "stored"` instead of `param_dim`, it waits for
-    `mtf-shard-update` to choose `d` and its layout once the rules are known (the result
-    type stays free until then).
+    state, cut on the dim the update is split over: the update's layout never reaches the
+    forward and backward ops, nor theirs the update; collective insertion turns the change
+    into the reduce_scatter, all_slice or all_gather. With `param_layout = "compute" |
+    "update" | "stored"` instead, it waits for `mtf-shard-update` to choose that dim and
+    its layout once the rules are known (the result type stays free until then).
     """
 
     OPERATION_NAME = "mtf.shard"
     CHANGES_LAYOUT = True
-    ATTRIBUTES = {"reshard": "bool", "param": "str", "param_layout": "str", "param_dim": "str"}
-    OPTIONAL = frozenset({"reshard", "param", "param_layout", "param_dim"})
+    ATTRIBUTES = {"reshard": "bool", "cut": "dims", "param": "str", "param_layout": "str"}
+    OPTIONAL = frozenset({"reshard", "cut", "param", "param_layout"})
     DEFAULTS = {"reshard": False}
     #: What `param_layout` may say.
     PARAM_LAYOUTS = ("compute", "update", "stored")
@@ -63,14 +68,16 @@ class ShardOp(_GlobalIdentityOp):
     def verify_op(self, mesh):
         self._check_same_tensor()
         attrs = self.operation.attributes
-        if ("param_layout" in attrs or "param_dim" in attrs) and "param" not in attrs:
-            raise VerifyError("attributes 'param_layout' and 'param_dim' need 'param' (the parameter whose layout it is)")
-        if "param_dim" in attrs:
-            self.dim_attr("param_dim", self.result_type, "result")
+        if "cut" in attrs:
+            for d in self.attr("cut"):
+                if not self.result_type.has(d):
+                    raise VerifyError(f"cut '{d}' is not a dimension of the result {self.result_type}")
+        if "param_layout" in attrs and "param" not in attrs:
+            raise VerifyError("attribute 'param_layout' needs 'param' (the parameter whose layout it is)")
         if "param_layout" not in attrs:
             return
-        if "param_dim" in attrs:
-            raise VerifyError("a parameter's boundary has either a layout to decide (param_layout) or its dim (param_dim)")
+        if "cut" in attrs:
+            raise VerifyError("a parameter's boundary has either a layout to decide (param_layout) or its cut")
         if self.attr("param_layout") not in self.PARAM_LAYOUTS:
             raise VerifyError(f"param_layout must be one of {', '.join(self.PARAM_LAYOUTS)}, "
                               f"got '{self.attr('param_layout')}'")
@@ -79,8 +86,8 @@ class ShardOp(_GlobalIdentityOp):
                               "mtf-shard-update")
 
     def unlinked_dims(self) -> set[str]:
-        """A parameter boundary's dim (`param_dim`); none for a plain constraint."""
-        return {self.attr("param_dim")} if "param_dim" in self.operation.attributes else set()
+        """The dims a cut names; none for a plain constraint."""
+        return set(self.attr("cut") or ())
 
     #: Not pure: propagation reads the constraint even where the result is unused, so an
     #: unused shard is not dead, and mtf-canonicalize never merges nor erases one.

@@ -212,6 +212,13 @@ def _pinned(seq_parallel: str | None):
     return pin
 
 
+def _scattered(out, seq_parallel: str | None):
+    """A layer's output projection under sequence parallelism: its sum over the model axis
+    reduce-scattered onto `length` (a reshard: the whole sequence of the matmul does not
+    flow into the residual stream, nor the split back into the matmul)."""
+    return out if seq_parallel is None else mi.reshard(out, {"length": seq_parallel})
+
+
 def attention(x, p, i, d: Dims, seq_parallel: str | None = None):
     """Causal multi-head self-attention, x: [batch, length, d_model]."""
     b, l, mem, m, h, k = d.batch, d.length, d.memory_length, d.d_model, d.heads, d.d_k
@@ -226,14 +233,15 @@ def attention(x, p, i, d: Dims, seq_parallel: str | None = None):
     bias = mi.select(mi.less_equal(memory_pos, query_pos), mi.constant(0.0, [l, mem]), MASK_VALUE)
     weights = mi.softmax(logits + bias, mem)
     o = pin(mi.einsum(weights, value, output=[b, l, h, k]), "length", "heads")
-    return mi.einsum(o, p[f"l{i}_wo"], output=[b, l, m])
+    return _scattered(mi.einsum(o, p[f"l{i}_wo"], output=[b, l, m]), seq_parallel)
 
 
 def ffn(x, p, i, d: Dims, seq_parallel: str | None = None):
     pin = _pinned(seq_parallel)
     hidden = pin(mi.einsum(x, p[f"l{i}_w1"], output=[d.batch, d.length, d.d_ff]), "length", "d_ff")
     hidden = mi.gelu(hidden + p[f"l{i}_b1"])
-    return mi.einsum(hidden, p[f"l{i}_w2"], output=[d.batch, d.length, d.d_model]) + p[f"l{i}_b2"]
+    return _scattered(mi.einsum(hidden, p[f"l{i}_w2"], output=[d.batch, d.length, d.d_model]), seq_parallel) \
+        + p[f"l{i}_b2"]
 
 
 def layer(x, p, i, d: Dims, seq_parallel: str | None = None):
@@ -242,8 +250,9 @@ def layer(x, p, i, d: Dims, seq_parallel: str | None = None):
     norm's output is gathered whole before the matmuls)."""
     pin = _pinned(seq_parallel)
 
-    def norm(h, n):
-        return pin(mi.layer_norm(h, "d_model", p[f"l{i}_{n}_scale"], p[f"l{i}_{n}_bias"]), "length")
+    def norm(h, n):  # on the split sequence; its output gathered whole (a reshard: the carry stays split)
+        out = mi.layer_norm(h, "d_model", p[f"l{i}_{n}_scale"], p[f"l{i}_{n}_bias"])
+        return out if seq_parallel is None else mi.reshard(out, {"length": ()})
 
     x = x + attention(norm(x, "ln1"), p, i, d, seq_parallel)
     return x + ffn(norm(x, "ln2"), p, i, d, seq_parallel)
@@ -263,7 +272,9 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
     wo and w2 is reduce-scattered back into the split, instead of all-reduced; the
     activations saved between layers are split over that axis too. Expressed with
     constraints (mi.shard): `length` on the carry, and inside a layer the sequence dim whole
-    with heads or d_ff on the axis (see _pinned)."""
+    with heads or d_ff on the axis (see _pinned); each layer norm's output is gathered and
+    each output projection reduce-scattered with mi.reshard, whose layout does not flow
+    back (the carry, and the activations a scan saves for its backward pass, stay split)."""
     x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
     block = mi.remat(layer) if remat else layer
 

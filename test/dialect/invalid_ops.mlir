@@ -110,6 +110,31 @@ func.func @result_split_indivisible(%a: !mtf.tensor<d=6, f32>) {
 
 // -----
 
+func.func @shard_cut_of_no_dim(%a: !mtf.tensor<d=4, f32>) {
+  // expected-error @+1 {{'mtf.shard' op cut 'e' is not a dimension of the result !mtf.tensor<d=4, f32>}}
+  %0 = "mtf.shard"(%a) {cut = ["e"]} : (!mtf.tensor<d=4, f32>) -> !mtf.tensor<d=4, f32>
+  return
+}
+
+// -----
+
+func.func @shard_param_layout_unknown(%a: !mtf.tensor<d=4, f32>) {
+  // expected-error @+1 {{'mtf.shard' op param_layout must be one of compute, update, stored, got 'all'}}
+  %0 = "mtf.shard"(%a) {param = "w", param_layout = "all"} : (!mtf.tensor<d=4, f32>) -> !mtf.tensor<d=4, f32>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @shard_param_layout_already_laid_out(%a: !mtf.tensor<d=4, f32>) attributes {mtf.mesh = @mesh} {
+  // expected-error @+1 {{'mtf.shard' op a parameter's layout still to decide (param_layout) keeps its result free}}
+  %0 = "mtf.shard"(%a) {param = "w", param_layout = "update"} : (!mtf.tensor<d=4, f32>) -> !mtf.tensor<d=4@x, f32>
+  return
+}
+
+// -----
+
 func.func @name_with_two_sizes(%a: !mtf.tensor<d=4, f32>, %b: !mtf.tensor<d=8, f32>) {
   // expected-error @+1 {{'mtf.add' op dimension 'd' has sizes 4 and 8 among the operands and result}}
   %0 = "mtf.add"(%a, %b) : (!mtf.tensor<d=4, f32>, !mtf.tensor<d=8, f32>) -> !mtf.tensor<d=4, f32>

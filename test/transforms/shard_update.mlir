@@ -1,7 +1,7 @@
 // mtf-shard-update decides the layouts mi.train_step(shard_update=...) left to the rules.
 // The data axes of "auto" split the batch (x) and no parameter; w's largest unsplit dim
 // (d_model) takes them, b's only dim (d_ff, on y by the rules) takes them after y. Each
-// marker becomes a boundary on that dim (`param_dim`): `update` and `stored` pin it to the
+// marker becomes a boundary on that dim (`cut`): `update` and `stored` pin it to the
 // update layout (`stored` also writes it on the argument: b is stored split), `compute`
 // leaves it free for the rules and the ops that read it. Propagation and collective
 // insertion then give one reduce_scatter per gradient and one all_gather per new parameter.
@@ -16,10 +16,10 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-SAME: %arg1: !mtf.tensor<d_model=8, d_ff=16, f32> {mtf.name = "w"}
 // CHECK-SAME: %arg2: !mtf.tensor<d_ff=16@(y,x), f32> {mtf.name = "b"}
 // CHECK-SAME: mtf.update_sharding = {b = {axes = ["y", "x"], dim = "d_ff"}, w = {axes = ["x"], dim = "d_model"}}
-// CHECK: "mtf.shard"(%arg1) {param = "w", param_dim = "d_model"} : {{.*}} -> !mtf.tensor<d_model=8, d_ff=16, f32>
-// CHECK: "mtf.shard"(%arg2) {param = "b", param_dim = "d_ff"} : {{.*}} -> !mtf.tensor<d_ff=16@(y,x), f32>
-// CHECK: {param = "b", param_dim = "d_ff"} : {{.*}} -> !mtf.tensor<d_ff=16, f32>
-// CHECK: {param = "w", param_dim = "d_model"} : {{.*}} -> !mtf.tensor<d_model=8@x, d_ff=16, f32>
+// CHECK: "mtf.shard"(%arg1) {cut = ["d_model"], param = "w"} : {{.*}} -> !mtf.tensor<d_model=8, d_ff=16, f32>
+// CHECK: "mtf.shard"(%arg2) {cut = ["d_ff"], param = "b"} : {{.*}} -> !mtf.tensor<d_ff=16@(y,x), f32>
+// CHECK: {cut = ["d_ff"], param = "b"} : {{.*}} -> !mtf.tensor<d_ff=16, f32>
+// CHECK: {cut = ["d_model"], param = "w"} : {{.*}} -> !mtf.tensor<d_model=8@x, d_ff=16, f32>
 // CHECK-NOT: param_layout
 // COLL-LABEL: func.func @sgd_step
 // COLL-DAG: "mtf.reduce_scatter"{{.*}}axes = ["x"]{{.*}}dim = "d_model"

@@ -4,7 +4,8 @@ The forward scan is rebuilt to also stack the carry each iteration starts from (
 result per carried value: what the backward needs saved). The backward scan runs from the
 last index to the first; each iteration recomputes the body's ops from the saved carry, that
 iteration's x slices and the invariants (the body is checkpointed at iteration boundaries:
-memory grows with the carry, not with the body's intermediates), then pulls back through
+memory grows with the carry, not with the body's intermediates; the saved carry is read through a
+cut, `mtf.shard {cut = [every dim]}`, so it is saved in the carry's layout), then pulls back through
 them the cotangents of the next carry and of that iteration's ys. It carries the carry's
 cotangent and the invariants' summed cotangents, and stacks the xs' cotangents.
 
@@ -15,7 +16,7 @@ nothing reads them. `mtf.while` has no static trip count and no VJP.
 from __future__ import annotations
 
 from meshir._jax_private import ir
-from meshir.dialect.ops import ScanOp, YieldOp
+from meshir.dialect.ops import ScanOp, ShardOp, YieldOp
 from meshir.dialect.tensor_type import TensorType
 
 from ..inline_calls import clone_ops
@@ -123,10 +124,16 @@ def _backward_scan(em: Emitter, op, saved: list, result_cts: list) -> dict:
     y_ct_slices = rest[carries + xs_n:carries + xs_n + len(float_ys)]
     inv_args = rest[carries + xs_n + len(float_ys):]
 
-    # recompute the body's ops from this iteration's saved carry and slices
-    mapping = dict(zip(fwd_args, [i_arg] + carry_slices + x_slices + inv_args))
+    # recompute the body's ops from this iteration's saved carry (read through a cut: the
+    # saved stack keeps the carry's layout, this body reshards what it reads) and slices
+    def cut(a):
+        names = ir.ArrayAttr.get([ir.StringAttr.get(d) for d in free(type_of(a)).names])
+        return ShardOp(free(type_of(a)).to_mlir(), [a], {"cut": names}, loc=em.loc, ip=ir.InsertionPoint(block)).result
+
+    read = [cut(a) for a in carry_slices]
+    mapping = dict(zip(fwd_args, [i_arg] + read + x_slices + inv_args))
     fwd_ops = list(body.operations)
-    clone_ops(fwd_ops[:-1], mapping, ir.InsertionPoint(block))  # the block was empty: it holds just these
+    clone_ops(fwd_ops[:-1], mapping, ir.InsertionPoint(block))  # after the cuts: the block holds just these
     recomputed = list(block.operations)
     yielded = [mapping.get(v, v) for v in fwd_ops[-1].operation.operands]
 

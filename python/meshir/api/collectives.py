@@ -19,7 +19,7 @@ from .builder import build, located_error
 from .tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.
-__all__ = ["shard", "all_reduce", "all_gather", "all_slice", "reduce_scatter", "all_to_all", "collective_permute"]
+__all__ = ["shard", "reshard", "all_reduce", "all_gather", "all_slice", "reduce_scatter", "all_to_all", "collective_permute"]
 
 
 def _with(t: TensorType, layout: dict, op: str) -> TensorType:
@@ -48,6 +48,18 @@ def shard(x: Tensor, layout: dict) -> Tensor:
     replicated). Dims not named stay free for propagation to decide."""
     t = _operand(x, "mtf.shard")
     return build(ShardOp, _with(t.without_layout(), checks.layout(layout, "'mtf.shard' layout", optional=False), "mtf.shard"), [x])
+
+
+def reshard(x: Tensor, layout: dict) -> Tensor:
+    """`x` resharded to `layout` ({dim: axis or axes}; `()` gathers a dim whole) at this
+    point: unlike `shard`, the layout does not propagate back through it, so `x` keeps the
+    layout its producer and other readers give it and the collective happens here (e.g.
+    Megatron's sequence parallelism: a layer norm on the split sequence, its output
+    gathered whole for the matmuls). Dims not named stay free and relay as usual."""
+    t = _operand(x, "mtf.reshard")
+    layout = checks.layout(layout, "'mi.reshard' layout", optional=False)
+    result = _with(t.without_layout(), layout, "mi.reshard")
+    return build(ShardOp, result, [x], {"cut": [checks.dim_name(d, x, "'mi.reshard'") for d in layout]})
 
 
 def all_reduce(x: Tensor, axes, reduction: str = "sum") -> Tensor:
