@@ -207,3 +207,12 @@ def validation_batches(corpus: Corpus, batch: int, length: int, count: int = 4) 
     """`count` fixed batches of evenly spaced windows over the validation text."""
     starts = np.linspace(0, len(corpus.validation) - length - 1, batch * count).astype(np.int64)
     return [_windows(corpus.validation, starts[i * batch:(i + 1) * batch], length) for i in range(count)]
+
+
+def heldout_batches(corpus: Corpus, batch: int, length: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The whole validation text as consecutive non-overlapping windows, `batch` per batch (the
+    last incomplete batch left out): every held-out character but the last < batch * length + 1
+    is predicted once, so models of any batch and length are compared on nearly the same text."""
+    windows = (len(corpus.validation) - 1) // length // batch * batch
+    starts = np.arange(windows, dtype=np.int64) * length
+    return [_windows(corpus.validation, starts[i:i + batch], length) for i in range(0, windows, batch)]
