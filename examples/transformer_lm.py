@@ -15,8 +15,8 @@ language reference topics (about 2.3 million characters); it starts with the sma
 whose held-out text is held out there too.
 
 --size small (the default) is the model below; --size medium is a 10.7-million-parameter
-model (6 layers, d_model 384) trained for 2000 steps on the large corpus with a warmed-up,
-decaying learning rate (about 20 minutes on 2 CPU cores). Explicit flags override a size's
+model (6 layers, d_model 384) trained for 1500 steps on the large corpus with a warmed-up,
+decaying learning rate (about 16 minutes on 2 CPU cores). Explicit flags override a size's
 values; `--size medium --help` shows its defaults.
 
 Training is reproducible and resumable: batches are a pure function of (seed, step), and
@@ -26,7 +26,7 @@ killed mid-way and restarted with the same flags continues with the same loss cu
     python examples/transformer_lm.py                          # ~1-2 minutes on 2 CPU cores
     python examples/transformer_lm.py --checkpoint runs/lm     # resumable; rerun to continue
     python examples/transformer_lm.py --layout model-parallel --steps 100
-    python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~20 minutes
+    python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~16 minutes
 """
 from __future__ import annotations
 
