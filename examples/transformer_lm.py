@@ -14,9 +14,9 @@ every 10th 2,048-character chunk is held out for validation. --corpus large (the
 language reference topics (about 2.3 million characters); it starts with the small corpus,
 whose held-out text is held out there too.
 
---size small (the default) is the model below; --size medium is a 10.7-million-parameter
-model (6 layers, d_model 384) trained for 1500 steps on the large corpus with a warmed-up,
-decaying learning rate (about 16 minutes on 2 CPU cores). Explicit flags override a size's
+--size small (the default) is the README's model (the defaults shown below); --size medium is a 10.7-million-parameter
+model (6 layers, d_model 384) trained for 2000 steps on the large corpus with a warmed-up,
+decaying learning rate (about 22 minutes on 2 CPU cores). Explicit flags override a size's
 values; `--size medium --help` shows its defaults.
 
 Training is reproducible and resumable: batches are a pure function of (seed, step), and
@@ -26,7 +26,7 @@ killed mid-way and restarted with the same flags continues with the same loss cu
     python examples/transformer_lm.py                          # ~1-2 minutes on 2 CPU cores
     python examples/transformer_lm.py --checkpoint runs/lm     # resumable; rerun to continue
     python examples/transformer_lm.py --layout model-parallel --steps 100
-    python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~16 minutes
+    python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~22 minutes
 """
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def run(argv=None, out=None) -> dict:
         os.path.join(args.checkpoint, "loss.png") if args.checkpoint else "transformer_lm_loss.png")
     if png and train_loss:
         title = (f"character LM: {cfg.layers} layers, d_model {cfg.d_model}, {cfg.heads} heads, d_ff {cfg.d_ff}, "
-                 f"{cfg.optimizer} lr {cfg.lr}, {args.layout} layout\n{corpus.source}")
+                 f"{cfg.optimizer} lr {cfg.lr}{schedule}, {args.layout} layout\n{corpus.source}")
         result["png"] = plot.save_loss_curve(png, train_loss, val_loss, title, notice=say)
         if result["png"]:
             say(f"loss curve: {result['png']}")

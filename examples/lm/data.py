@@ -10,7 +10,7 @@ installation) is skipped and listed in `Corpus.source`.
 The "large" corpus, for models that would overfit the small one, is the small corpus's text
 followed by the docstrings of every other `.py` file under the standard library (sorted by
 path; test suites, codec tables and site-packages left out) and the Python language
-reference topics that `pydoc` ships (`pydoc_data/topics.py`): about 2.4 million characters
+reference topics that `pydoc` ships (`pydoc_data/topics.py`): about 2.3 million characters
 on CPython 3.11. It starts with the small corpus's text, so the small corpus's validation
 chunks are the first validation chunks of the large one (held out from both).
 
