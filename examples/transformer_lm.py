@@ -333,7 +333,8 @@ def run(argv=None, out=None) -> dict:
 
     result = {"train_loss": train_loss, "val_loss": val_loss, "steps_run": len(train_loss) - state.step,
               "tokens_per_s": tokens_per_step * len(step_times) / sum(step_times) if step_times else None,
-              "small_corpus_val_loss": None, "png": None, "sample": None, "checkpoint": checkpoint.path_in(args.checkpoint) if args.checkpoint else None}
+              "small_corpus_val_loss": None, "png": None, "sample": None,
+              "checkpoint": checkpoint.path_in(args.checkpoint) if args.checkpoint else None}
     if state.step >= args.steps:
         say(f"the checkpoint is already at step {state.step} (--steps {args.steps}): nothing to train")
     if train_loss:
