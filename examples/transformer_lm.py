@@ -9,7 +9,15 @@ batch:x; heads, d_ff, vocab:y on a 4x2 mesh.
 
 The text is real and offline: {corpus} (about 460,000 characters on CPython 3.11; fixed for a
 given Python version). Characters outside printable ASCII and newline map to one unknown id;
-every 10th 2,048-character chunk is held out for validation.
+every 10th 2,048-character chunk is held out for validation. --corpus large (the default of
+--size medium) adds the docstrings of every other standard-library module and pydoc's
+language reference topics (about 2.3 million characters); it starts with the small corpus,
+whose held-out text is held out there too.
+
+--size small (the default) is the README's model (the defaults shown below); --size medium is a 10.7-million-parameter
+model (6 layers, d_model 384) trained for 2000 steps on the large corpus with a warmed-up,
+decaying learning rate (about 22 minutes on 2 CPU cores). Explicit flags override a size's
+values; `--size medium --help` shows its defaults.
 
 Training is reproducible and resumable: batches are a pure function of (seed, step), and
 --checkpoint DIR saves parameters, optimizer state, step, loss history and config, so a run
@@ -18,6 +26,7 @@ killed mid-way and restarted with the same flags continues with the same loss cu
     python examples/transformer_lm.py                          # ~1-2 minutes on 2 CPU cores
     python examples/transformer_lm.py --checkpoint runs/lm     # resumable; rerun to continue
     python examples/transformer_lm.py --layout model-parallel --steps 100
+    python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~22 minutes
 """
 from __future__ import annotations
 
@@ -38,7 +47,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import meshir as mi  # noqa: E402
-from lm import checkpoint, data, model, plot, progress  # noqa: E402
+from lm import checkpoint, data, model, plot, progress, sizes  # noqa: E402
 
 
 class UsageError(Exception):
@@ -49,27 +58,43 @@ class UsageError(Exception):
 # Command line
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _size_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--size", choices=list(sizes.SIZES), default="small",
+                   help="the defaults of every model and training flag below: small (the README's model) "
+                        "or medium (10.7M parameters, the large corpus) (default: %(default)s)")
+
+
+def build_parser(size: str = "small") -> argparse.ArgumentParser:
+    """The parser whose defaults are those of `size` (parse_args picks it from --size)."""
     paragraphs = __doc__.format(corpus=data.describe_source()).split("\n\n")
     doc = "\n\n".join(p if p.startswith(" ") else textwrap.fill(" ".join(p.split()), 95) for p in paragraphs)
-    defaults = model.Config()
+    defaults = sizes.defaults(size)
     p = argparse.ArgumentParser(prog="transformer_lm.py", description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    _size_flag(p)
     g = p.add_argument_group("model")
-    g.add_argument("--layers", type=int, default=defaults.layers, help="Transformer layers (default: %(default)s)")
-    g.add_argument("--d-model", type=int, default=defaults.d_model, help="model width (default: %(default)s)")
-    g.add_argument("--heads", type=int, default=defaults.heads,
+    g.add_argument("--layers", type=int, default=defaults["layers"], help="Transformer layers (default: %(default)s)")
+    g.add_argument("--d-model", type=int, default=defaults["d_model"], help="model width (default: %(default)s)")
+    g.add_argument("--heads", type=int, default=defaults["heads"],
                    help="attention heads; d_k = d_model / heads (default: %(default)s)")
-    g.add_argument("--d-ff", type=int, default=defaults.d_ff, help="feed-forward width (default: %(default)s)")
-    g.add_argument("--length", type=int, default=defaults.length,
+    g.add_argument("--d-ff", type=int, default=defaults["d_ff"], help="feed-forward width (default: %(default)s)")
+    g.add_argument("--length", type=int, default=defaults["length"],
                    help="characters per training sequence (default: %(default)s)")
     g = p.add_argument_group("training")
-    g.add_argument("--batch", type=int, default=defaults.batch, help="sequences per step (default: %(default)s)")
-    g.add_argument("--steps", type=int, default=1200, help="training steps in all (default: %(default)s)")
-    g.add_argument("--lr", type=float, default=defaults.lr, help="learning rate (default: %(default)s)")
-    g.add_argument("--optimizer", choices=model.OPTIMIZERS, default=defaults.optimizer,
+    g.add_argument("--corpus", choices=data.CORPORA, default=defaults["corpus"],
+                   help="small: the docstrings above; large: those and every other standard-library module's, "
+                        "and pydoc's reference topics (default: %(default)s)")
+    g.add_argument("--batch", type=int, default=defaults["batch"], help="sequences per step (default: %(default)s)")
+    g.add_argument("--steps", type=int, default=defaults["steps"], help="training steps in all (default: %(default)s)")
+    g.add_argument("--lr", type=float, default=defaults["lr"], help="learning rate (default: %(default)s)")
+    g.add_argument("--warmup", type=int, default=defaults["warmup"], metavar="N",
+                   help="raise the learning rate linearly from 0 over the first N steps (default: %(default)s)")
+    g.add_argument("--decay-steps", type=int, default=defaults["decay_steps"], metavar="N",
+                   help=f"then lower it linearly to {model.DECAY_TO:g} of --lr at step N; 0: no decay "
+                        f"(default: %(default)s)")
+    g.add_argument("--optimizer", choices=model.OPTIMIZERS, default=defaults["optimizer"],
                    help="adam, adafactor (factored second moments) or sgd (momentum 0.9) (default: %(default)s)")
-    g.add_argument("--seed", type=int, default=defaults.seed,
+    g.add_argument("--seed", type=int, default=defaults["seed"],
                    help="seed of the initial parameters and of the batches (default: %(default)s)")
     g = p.add_argument_group("layout")
     g.add_argument("--layout", choices=list(model.LAYOUTS), default="2d",
@@ -94,10 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_args(argv=None) -> argparse.Namespace:
+    """The command line, with the defaults of its --size: explicit flags override them."""
+    first = argparse.ArgumentParser(prog="transformer_lm.py", add_help=False)
+    _size_flag(first)
+    size = first.parse_known_args(argv)[0].size
+    return build_parser(size).parse_args(argv)
+
+
 def config_of(args) -> model.Config:
     cfg = model.Config(layers=args.layers, d_model=args.d_model, heads=args.heads, d_ff=args.d_ff,
                        length=args.length, batch=args.batch, vocab=data.VOCAB_SIZE, optimizer=args.optimizer,
-                       lr=args.lr, seed=args.seed)
+                       lr=args.lr, warmup=args.warmup, decay_steps=args.decay_steps, seed=args.seed)
     try:
         cfg.check()
     except ValueError as e:
@@ -207,20 +240,22 @@ def run(argv=None, out=None) -> dict:
     """Train as the command line says. Returns the loss histories and what was written.
     Raises UsageError / CheckpointError for problems the user can fix."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     cfg = config_of(args)
 
     def say(text=""):
         print(text, file=out, flush=True)
 
-    corpus = data.load_corpus()
+    corpus = data.load_corpus(args.corpus)
     mesh, rules = model.layout(args.layout)
     n_params = sum(int(np.prod([d.size for d in dims])) for dims in model.param_dims(cfg).values())
     say(f"corpus: {corpus}")
     say(f"model: {cfg.layers} layers, d_model {cfg.d_model}, {cfg.heads} heads of d_k {cfg.d_k}, d_ff {cfg.d_ff}, "
         f"vocab {cfg.vocab} (tied input/output embedding), length {cfg.length}; {n_params:,} parameters")
-    say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}, seed {cfg.seed}, "
-        f"{args.steps} steps")
+    schedule = (f", warm-up {cfg.warmup} steps" if cfg.warmup else "") + (
+        f", decaying to {model.DECAY_TO:g} of it at step {cfg.decay_steps}" if cfg.decay_steps else "")
+    say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}{schedule}, "
+        f"seed {cfg.seed}, {args.steps} steps")
     say(f"layout {args.layout}: {model.format_rules(rules)} on the {model.format_mesh(mesh)}")
 
     # parameters and optimizer state: from the checkpoint (checked before compiling), or fresh
@@ -298,7 +333,8 @@ def run(argv=None, out=None) -> dict:
 
     result = {"train_loss": train_loss, "val_loss": val_loss, "steps_run": len(train_loss) - state.step,
               "tokens_per_s": tokens_per_step * len(step_times) / sum(step_times) if step_times else None,
-              "png": None, "sample": None, "checkpoint": checkpoint.path_in(args.checkpoint) if args.checkpoint else None}
+              "small_corpus_val_loss": None, "png": None, "sample": None,
+              "checkpoint": checkpoint.path_in(args.checkpoint) if args.checkpoint else None}
     if state.step >= args.steps:
         say(f"the checkpoint is already at step {state.step} (--steps {args.steps}): nothing to train")
     if train_loss:
@@ -310,6 +346,10 @@ def run(argv=None, out=None) -> dict:
     if val_loss:
         say(f"validation loss {val_loss[0][1]:.3f} (step {val_loss[0][0]}) -> {val_loss[-1][1]:.3f} "
             f"(step {val_loss[-1][0]}) = {val_loss[-1][1] / math.log(2):.2f} bits per character")
+    if val_loss and args.corpus != "small":  # the README's held-out text: comparable with --size small
+        result["small_corpus_val_loss"] = validation_loss(exe_forward, params, data.load_corpus("small"), cfg)
+        say(f"validation loss on the small corpus's held-out text (held out from this corpus too): "
+            f"{result['small_corpus_val_loss']:.3f}")
     if result["tokens_per_s"]:
         say(f"speed: {result['tokens_per_s']:,.0f} tokens/s ({1e3 * np.mean(step_times):.1f} ms per step) "
             f"over {len(step_times)} timed steps")
@@ -318,7 +358,7 @@ def run(argv=None, out=None) -> dict:
         os.path.join(args.checkpoint, "loss.png") if args.checkpoint else "transformer_lm_loss.png")
     if png and train_loss:
         title = (f"character LM: {cfg.layers} layers, d_model {cfg.d_model}, {cfg.heads} heads, d_ff {cfg.d_ff}, "
-                 f"{cfg.optimizer} lr {cfg.lr}, {args.layout} layout\n{corpus.source}")
+                 f"{cfg.optimizer} lr {cfg.lr}{schedule}, {args.layout} layout\n{corpus.source}")
         result["png"] = plot.save_loss_curve(png, train_loss, val_loss, title, notice=say)
         if result["png"]:
             say(f"loss curve: {result['png']}")

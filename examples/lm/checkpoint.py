@@ -94,7 +94,7 @@ def load(directory: str, config: dict, corpus_digest: str, param_shapes: dict[st
             problems.append(f"{flag} is {saved.get(key, 'absent')} in the checkpoint but {config.get(key, 'absent')} now")
     if meta.get("corpus") != corpus_digest:
         problems.append(f"corpus digest {meta.get('corpus')} in the checkpoint but {corpus_digest} now "
-                        f"(another Python version's standard library?)")
+                        f"(another --corpus, or another Python version's standard library?)")
     for prefix, expected in (("param/", param_shapes), ("state/", state_shapes)):
         have = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
         missing = sorted(set(expected) - set(have))

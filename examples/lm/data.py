@@ -1,11 +1,20 @@
-"""The corpus and the batches: real English text every Python installation has, offline.
+"""The corpora and the batches: real English text every Python installation has, offline.
 
-The corpus is the docstrings of a fixed list of pure-Python standard-library modules
-(`MODULES`), read from their source files under `sysconfig.get_paths()["stdlib"]` and
-extracted with `ast` (nothing is imported, so no side effects; `python -OO` does not matter),
-in source order, separated by blank lines. It is fixed for a given Python version: about
+The "small" corpus (the default) is the docstrings of a fixed list of pure-Python
+standard-library modules (`MODULES`), read from their source files under
+`sysconfig.get_paths()["stdlib"]` and extracted with `ast` (nothing is imported, so no side
+effects; `python -OO` does not matter), in source order, separated by blank lines: about
 460,000 characters on CPython 3.11. A module whose source file is missing (a stripped
 installation) is skipped and listed in `Corpus.source`.
+
+The "large" corpus, for models that would overfit the small one, is the small corpus's text
+followed by the docstrings of every other `.py` file under the standard library (sorted by
+path; test suites, codec tables and site-packages left out) and the Python language
+reference topics that `pydoc` ships (`pydoc_data/topics.py`): about 2.3 million characters
+on CPython 3.11. It starts with the small corpus's text, so the small corpus's validation
+chunks are the first validation chunks of the large one (held out from both).
+
+Either corpus is fixed for a given Python version (its digest says which text it is).
 
 Characters map to a fixed vocabulary: id 0 is "unknown" (every character outside it), id 1
 newline, ids 2..96 printable ASCII (space to '~'). The vocab dim has `VOCAB_SIZE` = 104
@@ -46,8 +55,16 @@ CHUNK = 2048
 VALIDATION_EVERY = 10
 
 
+#: Directory names under the standard library whose files the large corpus leaves out: test
+#: suites (their docstrings describe tests), codec tables (one generated docstring, repeated),
+#: installed packages (not the standard library) and the topics file (read on its own).
+SKIPPED_DIRS = frozenset({"test", "tests", "idle_test", "encodings", "site-packages", "pydoc_data", "__pycache__"})
+TOPICS = "pydoc_data/topics.py"
+CORPORA = ("small", "large")
+
+
 def describe_source() -> str:
-    """One line naming the corpus (for --help and the README)."""
+    """One line naming the default corpus (for --help and the README)."""
     return (f"the docstrings of {len(MODULES)} pure-Python standard-library modules "
             f"(argparse, textwrap, collections, ..., warnings), read with ast from the .py files under "
             f"sysconfig.get_paths()['stdlib']")
@@ -74,9 +91,20 @@ def decode(ids) -> str:
     return "".join(out)
 
 
+def _parse(path: str) -> ast.Module | None:
+    """The file's syntax tree, or None if it is not UTF-8 Python 3 (a few deliberately
+    broken files under the standard library)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return ast.parse(f.read(), filename=path)
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def _docstrings(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), filename=path)
+    tree = _parse(path)
+    if tree is None:
+        return []
     nodes = [tree] + sorted((n for n in ast.walk(tree)
                              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))),
                             key=lambda n: (n.lineno, n.col_offset))
@@ -96,9 +124,35 @@ class Corpus:
                 f"{len(self.train):,} training / {len(self.validation):,} validation")
 
 
+def _other_modules(stdlib: str, listed: set[str]) -> list[str]:
+    """Every .py file under `stdlib` outside SKIPPED_DIRS and not in `listed`, sorted by its
+    path relative to `stdlib` ('/'-separated, so the order does not depend on the OS)."""
+    found = []
+    for root, dirs, files in os.walk(stdlib):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        rel = os.path.relpath(root, stdlib)
+        for name in files:
+            module = (name if rel == "." else f"{rel}/{name}").replace(os.sep, "/")[:-len(".py")]
+            if name.endswith(".py") and module not in listed:
+                found.append(module)
+    return sorted(found)
+
+
+def _topics(path: str) -> list[str]:
+    """The texts of pydoc's language reference topics (the `topics` dict literal), in file order."""
+    tree = _parse(path) if os.path.exists(path) else None
+    for node in tree.body if tree else []:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["topics"]:
+            return [text.strip() for text in ast.literal_eval(node.value).values()]
+    return []
+
+
 @lru_cache(maxsize=None)
-def load_corpus(stdlib: str | None = None) -> Corpus:
-    """The corpus of this Python installation (see the module docstring)."""
+def load_corpus(name: str = "small", stdlib: str | None = None) -> Corpus:
+    """The corpus `name` ("small" or "large") of this Python installation (see the module
+    docstring)."""
+    if name not in CORPORA:
+        raise ValueError(f"unknown corpus {name!r} (expected one of {', '.join(CORPORA)})")
     stdlib = stdlib or sysconfig.get_paths()["stdlib"]
     docs, missing = [], []
     for module in MODULES:
@@ -109,6 +163,15 @@ def load_corpus(stdlib: str | None = None) -> Corpus:
             missing.append(module)
     if not docs:
         raise FileNotFoundError(f"no standard-library sources found under {stdlib} (needed for the corpus)")
+    modules = len(MODULES) - len(missing)
+    topics = []
+    if name == "large":
+        others = _other_modules(stdlib, set(MODULES))
+        for module in others:
+            docs.extend(_docstrings(os.path.join(stdlib, *module.split("/")) + ".py"))
+        modules += len(others)
+        topics = _topics(os.path.join(stdlib, *TOPICS.split("/")))
+        docs.extend(topics)
     text = "\n\n".join(docs) + "\n"
     ids = encode(text)
     n_chunks = -(-len(ids) // CHUNK)
@@ -116,7 +179,10 @@ def load_corpus(stdlib: str | None = None) -> Corpus:
     validation = np.concatenate([c for i, c in enumerate(chunks) if i % VALIDATION_EVERY == VALIDATION_EVERY - 1])
     train = np.concatenate([c for i, c in enumerate(chunks) if i % VALIDATION_EVERY != VALIDATION_EVERY - 1])
     version = ".".join(map(str, sys.version_info[:3]))
-    source = f"docstrings of {len(MODULES) - len(missing)} standard-library modules of Python {version}"
+    source = f"docstrings of {modules} standard-library modules"
+    if topics:
+        source += f" and pydoc's {len(topics)} language reference topics"
+    source += f" of Python {version}"
     if missing:
         source += f" (source missing, skipped: {', '.join(missing)})"
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -141,3 +207,12 @@ def validation_batches(corpus: Corpus, batch: int, length: int, count: int = 4) 
     """`count` fixed batches of evenly spaced windows over the validation text."""
     starts = np.linspace(0, len(corpus.validation) - length - 1, batch * count).astype(np.int64)
     return [_windows(corpus.validation, starts[i * batch:(i + 1) * batch], length) for i in range(count)]
+
+
+def heldout_batches(corpus: Corpus, batch: int, length: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The whole validation text as consecutive non-overlapping windows, `batch` per batch (the
+    last incomplete batch left out): every held-out character but the last < batch * length + 1
+    is predicted once, so models of any batch and length are compared on nearly the same text."""
+    windows = (len(corpus.validation) - 1) // length // batch * batch
+    starts = np.arange(windows, dtype=np.int64) * length
+    return [_windows(corpus.validation, starts[i:i + batch], length) for i in range(0, windows, batch)]

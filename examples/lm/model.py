@@ -37,6 +37,8 @@ class Config:
     vocab: int = 104
     optimizer: str = "adam"
     lr: float = 3e-3
+    warmup: int = 0       # steps of linear learning-rate warm-up from 0 (0: none)
+    decay_steps: int = 0  # the step at which the rate has decayed linearly to DECAY_TO of it (0: constant)
     seed: int = 0
     #: The size of each head's queries, keys and values when it is not d_model / heads (wo
     #: maps heads x d_k back to d_model); None: d_model / heads.
@@ -55,6 +57,11 @@ class Config:
         if self.key_size is None and self.d_model % self.heads:
             raise ValueError(f"--d-model {self.d_model} is not divisible by --heads {self.heads} "
                              f"(d_k = d_model / heads)")
+        for field in ("warmup", "decay_steps"):
+            if getattr(self, field) < 0:
+                raise ValueError(f"--{field.replace('_', '-')} must not be negative, got {getattr(self, field)}")
+        if self.decay_steps and self.decay_steps <= self.warmup:
+            raise ValueError(f"--decay-steps {self.decay_steps} must be after the --warmup {self.warmup} steps")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer '{self.optimizer}' (expected one of {', '.join(OPTIMIZERS)})")
 
@@ -109,14 +116,47 @@ def format_rules(rules: dict) -> str:
 # Optimizers
 
 OPTIMIZERS = ("adam", "adafactor", "sgd")
+DECAY_TO = 0.1  # the final fraction of the learning rate under `decay_steps`
 
 
 def optimizer(cfg: Config):
     if cfg.optimizer == "adam":
-        return mi.Adam(cfg.lr)
-    if cfg.optimizer == "adafactor":  # factored second moments for matrices of >= 64 rows
-        return mi.Adafactor(learning_rate=cfg.lr, min_dim_size_to_factor=64)
-    return mi.SGD(cfg.lr, momentum=0.9)
+        inner = mi.Adam(cfg.lr)
+    elif cfg.optimizer == "adafactor":  # factored second moments for matrices of >= 64 rows
+        inner = mi.Adafactor(learning_rate=cfg.lr, min_dim_size_to_factor=64)
+    else:
+        inner = mi.SGD(cfg.lr, momentum=0.9)
+    return Scheduled(inner, cfg.warmup, cfg.decay_steps) if (cfg.warmup or cfg.decay_steps) else inner
+
+
+def lr_factor(t, warmup: int, decay_steps: int):
+    """The learning-rate multiplier at step t (1, 2, ...; a number or an f32 scalar Tensor):
+    t / warmup during the warm-up, then a linear decay from 1 at step `warmup` to DECAY_TO
+    at step `decay_steps`, constant after it."""
+    lo, hi = (min, max) if isinstance(t, (int, float)) else (mi.minimum, mi.maximum)
+    factor = lo(t * (1.0 / warmup), 1.0) if warmup else 1.0
+    if decay_steps:
+        done = lo(hi((t - warmup) * (1.0 / (decay_steps - warmup)), 0.0), 1.0)
+        factor = factor * (1.0 - (1.0 - DECAY_TO) * done)
+    return factor
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """`inner` with its learning rate times lr_factor(t): its update (new - old parameter) is
+    scaled, which scales the rate of SGD, Adam(W) and Adafactor alike. The factor is computed
+    from the training step's `step` argument, so one compiled step serves the whole schedule."""
+
+    inner: object
+    warmup: int
+    decay_steps: int
+
+    def state_dims(self, param_dims):
+        return self.inner.state_dims(param_dims)
+
+    def update(self, param, grad, state, t):
+        new, new_state = self.inner.update(param, grad, state, t)
+        return param + (new - param) * lr_factor(t, self.warmup, self.decay_steps), new_state
 
 
 # ------------------------------------------------------------------------------------------

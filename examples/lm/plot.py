@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
+
+TITLE_WIDTH = 95  # characters per title line that fit the figure
 
 
 def matplotlib_available() -> bool:
@@ -40,7 +43,7 @@ def save_loss_curve(path: str, train_loss: list[float], val_loss: list[tuple[int
     ax.axhline(math.log(95), color="grey", lw=0.6, ls=":", label="uniform over 95 printable chars")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats / character)")
-    ax.set_title(title, fontsize=9)
+    ax.set_title("\n".join(textwrap.fill(line, TITLE_WIDTH) for line in title.splitlines()), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
