@@ -295,3 +295,14 @@ def test_microbatch_accumulator_is_split_and_each_microbatch_reduce_scattered():
     assert sorted(c.repeats for c in scattered) == [2, 2, 2]
     reference, _ = run(plain, mi.compile(plain, layout=TWO_D))
     np.testing.assert_allclose(run(both, exe)[0], reference, rtol=1e-5)
+
+
+def test_each_sharded_update_collective_says_it_is_weight_update_sharding():
+    step = mi.train_step(ffn_loss(), mi.Adam(), params=["w1"], **UPDATE)  # this line is the source
+    exe = mi.compile(step, layout=TWO_D)
+    records = [c for c in exe.compile_report.collectives if c.kind in ("reduce_scatter", "all_gather")]
+    assert len(records) == 2
+    for c in records:
+        texts = [s.text for s in c.provenance.sources]
+        assert any(t.startswith("weight-update sharding of parameter 'w1' (mi.train_step at ") and
+                   "test_shard_update.py" in t for t in texts), texts

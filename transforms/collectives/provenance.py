@@ -6,6 +6,7 @@ consumer, and the remark `explain=true` reports for each collective.
 """
 from __future__ import annotations
 
+from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, format_location
 from meshir.dialect.provenance import OP, SHARD, WRITTEN, LayoutSource, Provenance, collective_dims
 from meshir.dialect.tensor_type import TensorType, format_axes
@@ -22,8 +23,23 @@ def shard_provenance(op, have: TensorType, need: TensorType, reshard: bool) -> P
     where = format_location(op.location)
     if reshard:
         return Provenance("mtf.shard", dims, "a reshard left by mtf-propagate-sharding (its reason was not recorded)")
-    sources = tuple(LayoutSource(d, need.dim(d).axes or (), SHARD, f"mtf.shard at {where}", where=where) for d in dims)
-    return Provenance("mtf.shard", dims, "an mtf.shard constrains the layout", sources)
+    text, reason = _shard_statement(op, where)
+    sources = tuple(LayoutSource(d, need.dim(d).axes or (), SHARD, text, where=where) for d in dims)
+    return Provenance("mtf.shard", dims, reason, sources)
+
+
+def _shard_statement(op, where: str) -> tuple[str, str]:
+    """(what states the layout, why it changes here) for a user's constraint, an mi.reshard
+    (a cut) or a boundary of weight-update sharding."""
+    attrs = op.operation.attributes
+    if "param" in attrs:
+        param = ir.StringAttr(attrs["param"]).value
+        return (f"weight-update sharding of parameter '{param}' (mi.train_step at {where})",
+                f"weight-update sharding moves '{param}' (or its gradient or state) between its compute and "
+                "update layouts")
+    if "cut" in attrs:
+        return f"mi.reshard at {where}", "an mi.reshard changes the layout here"
+    return f"mtf.shard at {where}", "an mtf.shard constrains the layout"
 
 
 def written_provenance(op, dims) -> Provenance:
