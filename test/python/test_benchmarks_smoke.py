@@ -3,22 +3,11 @@ runs), the HLO collective parser on the forms XLA prints, one compile-scaling po
 LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
 `benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
 `benchmarks/propagation_conflicts.py`, and the remat measurement of `benchmarks/remat_lm.py` at its tiny size (no timed assertions)."""
-import importlib.util
 import json
-import pathlib
-import sys
 
 import pytest
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"meshir_benchmarks_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)  # run.py puts benchmarks/ on sys.path for its siblings
-    return module
+from script_modules import load_benchmark as load
 
 
 @pytest.fixture(scope="module")

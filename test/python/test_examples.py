@@ -1,15 +1,10 @@
 """The README's example runs and checks itself against NumPy."""
-import importlib.util
-import pathlib
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+from script_modules import EXAMPLES, load_script
 
 
 def load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLES / f"{name}.py", name)
 
 
 def test_mlp_example_matches_numpy(capsys):

@@ -2,20 +2,7 @@
 tiny size compared with jax's (no timed assertions). The tiny program also pins what the
 comparison found: MeshIR's weight gradients reach the CPU matmul library (no more plain
 `dot`s than jax's program has)."""
-import importlib.util
-import pathlib
-import sys
-
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def load(name):
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(f"meshir_benchmarks_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from script_modules import load_benchmark as load
 
 
 HLO = """HloModule m, num_partitions=8

@@ -1,26 +1,18 @@
 """Memory per device: MeshIR's estimate (before XLA) against XLA's memory_analysis (the
 oracle) on benchmark cases, exact argument / parameter / optimizer-state bytes against
 NumPy shard sizes, and `mi.compile(memory_budget=...)`'s refusal and located errors."""
-import importlib.util
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
 import meshir as mi
+from script_modules import load_benchmark
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 MESH = mi.Mesh({"x": 4, "y": 2})
 
 
 def _benchmark():
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("meshir_benchmarks_memory_estimate", BENCHMARKS / "memory_estimate.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("memory_estimate")
 
 
 #: Cases the estimate misses by more than 25% (docs/decisions.md, "Memory per device").

@@ -2,26 +2,15 @@
 needs) and writes results of the expected structure with MeshIR's figures; the HLO loop
 counting it relies on multiplies a loop body's collectives by the loop's trip count. No
 timing assertions."""
-import importlib.util
 import inspect
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
 import meshir as mi
+from script_modules import BENCHMARKS, load_benchmark as load
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def load(name):
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(f"meshir_benchmarks_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_quick_mode_writes_both_models_with_meshir_and_jax_figures(tmp_path):

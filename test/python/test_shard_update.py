@@ -6,31 +6,19 @@ reduce-scatter and all-gather of a sharded update move what the all-reduce moved
 memory analysis and the argument shards for the optimizer state, and its cost analysis for
 the optimizer's FLOPs.
 """
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import meshir as mi
 from meshir.api.compile_report import collectives_of
 from meshir.dialect.signature import entry_function, signature
+from script_modules import load_benchmark
 
 B, M, F = mi.Dim("batch", 16), mi.Dim("d_model", 16), mi.Dim("d_ff", 32)
 MESH = mi.Mesh({"x": 4, "y": 2})
 TWO_D = {"batch": "x", "d_ff": "y"}
 DATA_PARALLEL = {"batch": ("x", "y")}
 OFF, UPDATE, PARAMS = {}, {"shard_update": True}, {"shard_update": True, "shard_params": True}
-
-
-def _load_hlo_stats():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "hlo_stats.py"
-    spec = importlib.util.spec_from_file_location("meshir_benchmarks_hlo_stats", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def ffn_loss(mesh=MESH):
@@ -96,7 +84,7 @@ def test_nan_data_gives_the_same_nan_curve():
 def _param_gradient_bytes(exe):
     """Bytes per device of the compiled HLO's collectives over the data axis x (group size 4
     on the 2-D layout), by kind: the parameters' gradients and (sharded) updates."""
-    stats = _load_hlo_stats()
+    stats = load_benchmark("hlo_stats")
     out = {}
     for c in stats.parse_collectives(exe.compiled_hlo_text()):
         if c.group_size == 4:

@@ -4,18 +4,16 @@ checkpoints and impossible layouts, a deterministic data pipeline, and the scrip
 
 Every test uses one tiny model, so the script's per-process cache compiles each layout once.
 """
-import importlib.util
 import io
 import json
 import os
-import pathlib
 
 import numpy as np
 import pytest
 
 import meshir as mi
+from script_modules import EXAMPLES, load_script
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8",
         "--seed", "3"]
 QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
@@ -23,10 +21,7 @@ QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
 
 @pytest.fixture(scope="module")
 def lm():
-    spec = importlib.util.spec_from_file_location("transformer_lm", EXAMPLES / "transformer_lm.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")
 
 
 def run(lm, *flags):

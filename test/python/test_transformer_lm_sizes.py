@@ -4,31 +4,22 @@ text out too), the learning-rate schedule in the compiled step, the whole-held-o
 evaluation of benchmarks/lm_heldout.py, and one step of the medium model.
 """
 import dataclasses
-import importlib.util
 import io
 import json
-import pathlib
 
 import numpy as np
 import pytest
 
 import meshir as mi
+from script_modules import ROOT, load_script
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8"]
 QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
 
 
-def _load(path: pathlib.Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def lm():
-    return _load(ROOT / "examples" / "transformer_lm.py", "transformer_lm")
+    return load_script(ROOT / "examples" / "transformer_lm.py", "transformer_lm")
 
 
 def n_params(lm, cfg) -> int:
@@ -109,7 +100,7 @@ def test_learning_rate_schedule_scales_the_compiled_update(lm):
 
 def test_heldout_script_evaluates_a_checkpoint_on_both_corpora(lm, tmp_path, capsys):
     lm.run(TINY + QUIET + ["--steps", "2", "--checkpoint", str(tmp_path / "tiny")], out=io.StringIO())
-    heldout = _load(ROOT / "benchmarks" / "lm_heldout.py", "lm_heldout")
+    heldout = load_script(ROOT / "benchmarks" / "lm_heldout.py", "lm_heldout")
     assert heldout.main([str(tmp_path / "tiny"), "--json", str(tmp_path / "rows.json")]) == 0
     out = capsys.readouterr().out
     assert "| `" + str(tmp_path / "tiny") + "` | 3,984 | 1 x 16, 8 x 8 | small | 2 |" in out

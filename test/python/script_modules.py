@@ -1,0 +1,29 @@
+"""Load the repository's scripts (benchmarks/*.py, examples/*.py) as modules in tests."""
+import importlib.util
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+EXAMPLES = ROOT / "examples"
+
+
+def load_script(path: pathlib.Path, name: str):
+    """The module of the script at `path`, executed under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_benchmark(name: str):
+    """benchmarks/<name>.py as the module `meshir_benchmarks_<name>`: registered in
+    sys.modules (dataclasses look their module up there), with benchmarks/ on sys.path for
+    the siblings it imports (as benchmarks/run.py arranges)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(f"meshir_benchmarks_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
