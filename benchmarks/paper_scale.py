@@ -252,7 +252,7 @@ def meshir_estimate_only(cfg, mesh_axes: dict, rules: dict, remat: bool = True) 
     with get_context():
         module = checks.module_of(step, "the step").operation.clone()
         inline_calls(module)
-    Pipeline(partition_passes(checks.layout_rules(rules, "rules"), checks.cost_model(None))).apply(module)
+    Pipeline(partition_passes(module, checks.layout_rules(rules, "rules"), checks.cost_model(None))).apply(module)
     estimate = BYTES.memory(module)
     return dict(estimate.categories, total=estimate.total)
 

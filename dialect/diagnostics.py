@@ -79,6 +79,13 @@ class Diagnostic:
         return f"{format_location(self.location)}: {self.severity}: {self.message}"
 
 
+def located_error(location, message: str) -> MeshIRError:
+    """A MeshIRError `file:line:col: error: message` that carries its Diagnostic (so
+    meshir-opt reports it at that line)."""
+    diagnostic = Diagnostic(location, message)
+    return MeshIRError(str(diagnostic), [diagnostic])
+
+
 def raise_diagnostics(diags: list[Diagnostic]) -> None:
     """Raise one MeshIRError carrying every error diagnostic, if there is any."""
     errors = [d for d in diags if d.severity == "error"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError, located_error
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import callees_first, function_name, functions
 from meshir.dialect.layout_rules import LayoutRules
@@ -32,7 +32,7 @@ from .propagation.conflicts import solve_by_cost
 from .cost_model import BYTES, CostModel
 from .cost_model_options import CostModelOptions
 from .registry import ModulePass, option, register_pass
-from .shard_update import located, parameter_markers
+from .shard_update import parameter_markers
 
 
 @register_pass
@@ -53,8 +53,8 @@ class PropagateShardingPass(CostModelOptions, ModulePass):
     def apply(self, module_op) -> None:
         waiting = parameter_markers(module_op)
         if waiting:
-            raise located(waiting[0].location, "this mtf.shard waits for mtf-shard-update (it marks a layout of "
-                                               "parameter sharding); run mtf-shard-update before mtf-propagate-sharding")
+            raise located_error(waiting[0].location, "this mtf.shard waits for mtf-shard-update (it marks a layout "
+                                "of parameter sharding); run mtf-shard-update before mtf-propagate-sharding")
         meshes = module_meshes(module_op)
         model = self.cost_model()
         for fn in callees_first(module_op):

@@ -8,7 +8,7 @@ import numpy as np
 from ..ops import OP_CLASSES
 from ..ops.contraction import ReduceOp
 from .arrays import align, is_float
-from .errors import located_error
+from ..diagnostics import located_error
 
 
 def _accumulator(dtype) -> np.dtype:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import collectives, contraction, creation, elementwise, indexing, shape
-from .errors import located_error
+from ..diagnostics import located_error
 
 RULES = {
     **elementwise.RULES,

@@ -11,7 +11,7 @@ from ..signature import entry_function, function_name, functions, signature
 from ..verifier import check_module
 from .dispatch import rule_for
 from .loops import LOOPS
-from .errors import located_error
+from ..diagnostics import located_error
 from .inputs import bind_arguments, check_inputs
 
 

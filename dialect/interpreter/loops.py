@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import located_error
+from ..diagnostics import located_error
 
 #: Iterations a `mtf.while` may run in the interpreter before it is taken for a hang.
 MAX_WHILE_ITERATIONS = 1_000_000

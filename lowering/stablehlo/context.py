@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError
+from meshir.dialect.diagnostics import MeshIRError, located_error
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.tensor_type import TensorType
 
@@ -80,5 +80,4 @@ class FunctionLowering:
 
 def op_error(op, message: str) -> MeshIRError:
     """`file:line:col: error: 'mtf.x' op message`, located at the op."""
-    diag = Diagnostic(op.location, f"'{op.operation.name}' op {message}")
-    return MeshIRError(str(diag), [diag])
+    return located_error(op.location, f"'{op.operation.name}' op {message}")

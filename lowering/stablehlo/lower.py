@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 
 from meshir._jax_private import ir
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError, raise_diagnostics
+from meshir.dialect.diagnostics import located_error, raise_diagnostics
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, GSPMD, MODES, check_mode  # noqa: F401  (MODES: re-exported)
 from meshir.dialect.partitioned import verify_partitioned
@@ -94,9 +94,8 @@ def _num_partitions(module_op, lowered) -> int:
     sizes = {mesh.size if mesh is not None else 1 for _, mesh in lowered}
     if len(sizes) > 1:
         detail = ", ".join(f"@{function_name(fn)}: {mesh.size if mesh else 1}" for fn, mesh in lowered)
-        diag = Diagnostic(module_op.location, f"functions run on meshes of different device counts ({detail}); "
-                          "one StableHLO module has one number of partitions")
-        raise MeshIRError(str(diag), [diag])
+        raise located_error(module_op.location, f"functions run on meshes of different device counts ({detail}); "
+                            "one StableHLO module has one number of partitions")
     return sizes.pop() if sizes else 1
 
 

@@ -252,6 +252,6 @@ def test_a_splat_constant_of_a_huge_global_shape_lowers_without_building_it():
         prog.result(mi.shard(mi.constant(0.5, [a, b]), {"a": "x", "b": "y"}), name="c")
     with get_context():
         module = prog.module.operation.clone()
-    passes = partition_passes(checks.layout_rules(None, "rules"), checks.cost_model(None))
+    passes = partition_passes(module, checks.layout_rules(None, "rules"), checks.cost_model(None))
     Pipeline(passes + [LowerToStableHLOPass()]).apply(module)
     assert "dense<5.000000e-01> : tensor<262144x524288xf32>" in str(module)

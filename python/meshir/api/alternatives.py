@@ -175,7 +175,7 @@ def partition(module, rules: LayoutRules, model) -> None:
 
     from .compile import partition_passes
 
-    Pipeline(partition_passes(rules, model, module=module)).apply(module)
+    Pipeline(partition_passes(module, rules, model)).apply(module)
 
 
 def compile_report(source, rules: LayoutRules, model):

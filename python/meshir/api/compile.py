@@ -68,7 +68,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     timings = {}
     start = time.perf_counter()
     model = checks.cost_model(cost_model)
-    passes = partition_passes(rules, model, mode, source) + [LowerToStableHLOPass(mode=mode)]
+    passes = partition_passes(source, rules, model, mode) + [LowerToStableHLOPass(mode=mode)]
     lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
 
     def keep_lowered_input(label, op) -> None:
@@ -119,17 +119,15 @@ def _check_budget(report, budget: int) -> None:
         "or use a larger mesh")
 
 
-def partition_passes(rules, model, mode: str = EXPLICIT, module=None) -> list:
-    """mi.compile's passes before the lowering, for `rules` (LayoutRules) and `model`;
-    mtf-shard-update first where `module` has weight-update sharding's layouts to decide."""
+def partition_passes(module, rules, model, mode: str = EXPLICIT) -> list:
+    """mi.compile's passes before the lowering of `module`, for `rules` (LayoutRules) and
+    `model`; mtf-shard-update first where it has weight-update sharding's layouts to decide."""
     from meshir.transforms.canonicalize import CanonicalizePass
     from meshir.transforms.insert_collectives import InsertCollectivesPass
     from meshir.transforms.propagate_sharding import PropagateShardingPass
-    from meshir.transforms.shard_update import ShardUpdatePass, parameter_markers
+    from meshir.transforms.shard_update import with_shard_update
 
-    passes = [PropagateShardingPass.with_model(model, rules)]
-    if module is not None and parameter_markers(module.operation):  # left by mi.train_step(shard_update=...)
-        passes.insert(0, ShardUpdatePass(rules=rules))
+    passes = with_shard_update([PropagateShardingPass.with_model(model, rules)], module.operation, rules)
     if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
         # explain: each collective records why it exists, for exe.explain() and the report
         passes.append(InsertCollectivesPass.with_model(model, explain=True))

@@ -23,16 +23,13 @@ def propagate(program_or_module, layout: dict | None = None):
     """
     from meshir.transforms import Pipeline
     from meshir.transforms.propagate_sharding import PropagateShardingPass
-    from meshir.transforms.shard_update import ShardUpdatePass, parameter_markers
+    from meshir.transforms.shard_update import with_shard_update
 
     module = checks.module_of(program_or_module, "the program to propagate")
     rules = checks.layout_rules(layout, "layout rules")
     with get_context():
         copy = module.operation.clone()
-    passes = [PropagateShardingPass(rules=rules)]
-    if parameter_markers(copy):
-        passes.insert(0, ShardUpdatePass(rules=rules))
-    Pipeline(passes).apply(copy)
+    Pipeline(with_shard_update([PropagateShardingPass(rules=rules)], copy, rules)).apply(copy)
     return copy
 
 

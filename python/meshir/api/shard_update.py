@@ -5,8 +5,9 @@
     exe = mi.compile(step, layout={"batch": "x", "d_ff": "y"})
 
 The layouts depend on the layout rules, which usually arrive with `mi.compile`, so the step
-only marks where they go: free `mtf.shard` constraints naming a parameter and which of its
-layouts they want (`compute` or `update`), plus the data-parallel axes on the function.
+only marks where they go: free `mtf.shard` markers naming a parameter and which of its
+layouts they want (`compute`, `update` or `stored`), plus the data-parallel axes on the
+function.
 The pass `mtf-shard-update` (transforms/shard_update.py) decides them before propagation.
 """
 from __future__ import annotations
@@ -15,14 +16,11 @@ from meshir._jax_private import ir
 from meshir.dialect import MeshIRTypeError, MeshIRValueError, TensorType, get_context
 from meshir.dialect.ops import LoopOp, ShardOp
 from meshir.dialect.signature import entry_function, function_name, functions, signature
+from meshir.transforms.shard_update import AXES_ATTR, marker_fields, parameter_markers
 
 from . import checks
 from .builder import build, located_error
 from .tensor import Tensor
-
-#: The step function attribute the pass reads (transforms/shard_update.py AXES_ATTR).
-AXES_ATTR = "mtf.shard_update"
-
 
 def check_shard_update(shard_update, shard_params) -> str | tuple[str, ...] | None:
     """"auto" (True), the named axes, or None (off); shard_params needs shard_update."""
@@ -43,13 +41,25 @@ def check_shard_update(shard_update, shard_params) -> str | tuple[str, ...] | No
     return axes
 
 
-def axes_attribute(spec) -> ir.Attribute:
-    return ir.StringAttr.get(spec) if spec == "auto" else ir.ArrayAttr.get([ir.StringAttr.get(a) for a in spec])
+def finish_step(prog, spec) -> None:
+    """Give the finished step (its gradient's call inlined, so its scans are in the step) the
+    data axes `spec` for mtf-shard-update, and its stacked or accumulated gradients their
+    markers inside the loops (reduce_scatter_in_loops)."""
+    with prog.context:
+        axes = ir.StringAttr.get(spec) if spec == "auto" else ir.ArrayAttr.get([ir.StringAttr.get(a) for a in spec])
+        prog.function.attributes[AXES_ATTR] = axes
+        reduce_scatter_in_loops(prog.module.operation)
 
 
 def marked(t: Tensor, param: str, which: str) -> Tensor:
-    """`t` under a free constraint that mtf-shard-update gives `param`'s `which` layout."""
+    """`t` under a free marker that mtf-shard-update gives `param`'s `which` layout."""
     return build(ShardOp, t.type.without_layout(), [t], {"param": param, "param_layout": which})
+
+
+def _insert_marker(value, param: str, which: str, loc, ip):
+    """A marker of `value` (a raw MLIR value) inserted at `ip`: its result."""
+    attrs = {"param": ir.StringAttr.get(param), "param_layout": ir.StringAttr.get(which)}
+    return ShardOp(TensorType.from_mlir(value.type).without_layout().to_mlir(), [value], attrs, loc=loc, ip=ip).result
 
 
 def gather_at_uses(module, params) -> ir.Module:
@@ -85,12 +95,9 @@ def _mark_uses(value, param: str, by_name: dict, seen: set) -> None:
                 _mark_uses(arg, param, by_name, seen)
     if not direct:
         return
-    t = TensorType.from_mlir(value.type)
-    marker = ShardOp(t.without_layout().to_mlir(), [value], {"param": ir.StringAttr.get(param),
-                                                             "param_layout": ir.StringAttr.get("compute")},
-                     loc=direct[0][0].location, ip=ir.InsertionPoint.at_block_begin(value.owner))
+    marker = _insert_marker(value, param, "compute", direct[0][0].location, ir.InsertionPoint.at_block_begin(value.owner))
     for owner, k in direct:
-        owner.operation.operands[k] = marker.result
+        owner.operation.operands[k] = marker
 
 
 def _inner_arguments(owner, k: int, by_name: dict):
@@ -98,9 +105,7 @@ def _inner_arguments(owner, k: int, by_name: dict):
     other op (and for a loop's carried operand: it changes each iteration)."""
     op = owner.opview if hasattr(owner, "opview") else owner
     if isinstance(op, LoopOp):
-        if k < len(op.operation.operands) - op.invariant_count and op.operation.name == "mtf.while":
-            return None
-        if op.operation.name == "mtf.scan" and k < op.carried:
+        if k < op.carried:
             return None
         shift = 1 if op.operation.name == "mtf.scan" else 0  # a scan's body starts with the index
         return [region.blocks[0].arguments[k + shift] for region in op.operation.regions]
@@ -111,12 +116,12 @@ def _inner_arguments(owner, k: int, by_name: dict):
     return None
 
 
-def reduce_scatter_in_loops(fn) -> None:
+def reduce_scatter_in_loops(module_op) -> None:
     """A gradient that a scan stacks (a scanned layer's parameter) or carries (the sum over
     microbatches) is constrained in the scan's body too, where each iteration yields its
     slice or its running sum: each pending sum over the data axes is reduce-scattered there,
     so neither the stacked gradient nor the accumulator is ever whole."""
-    pending = _update_markers(fn)
+    pending = [op for op in parameter_markers(module_op) if marker_fields(op)[1] == "update"]
     while pending:
         marker = pending.pop()
         value = marker.operation.operands[0]
@@ -132,12 +137,10 @@ def reduce_scatter_in_loops(fn) -> None:
             reader, slot = yield_op, k
         if reader is None:
             continue
-        y = reader.operation.operands[slot]
-        attrs = {n: marker.operation.attributes[n] for n in ("param", "param_layout")}
-        inner = ShardOp(TensorType.from_mlir(y.type).without_layout().to_mlir(), [y], attrs,
-                        loc=marker.location, ip=ir.InsertionPoint(reader))
-        reader.operation.operands[slot] = inner.result
-        pending.append(inner)
+        inner = _insert_marker(reader.operation.operands[slot], marker_fields(marker)[0], "update", marker.location,
+                               ir.InsertionPoint(reader))
+        reader.operation.operands[slot] = inner
+        pending.append(inner.owner.opview)
 
 
 def _contribution(yielded, carry):
@@ -151,8 +154,3 @@ def _contribution(yielded, carry):
         return None, None
     return owner.opview, 1 - operands.index(carry)
 
-
-def _update_markers(fn) -> list:
-    return [op for op in fn.regions[0].blocks[0].operations if op.operation.name == "mtf.shard"
-            and "param_layout" in op.operation.attributes
-            and ir.StringAttr(op.operation.attributes["param_layout"]).value == "update"]

@@ -26,7 +26,7 @@ from .grad import value_and_grad
 from .microbatch import accumulate, check_microbatches, resized
 from .optim import check_optimizer
 from .program import Program
-from .shard_update import AXES_ATTR, axes_attribute, check_shard_update, gather_at_uses, marked, reduce_scatter_in_loops
+from .shard_update import check_shard_update, finish_step, gather_at_uses, marked
 
 
 class TrainStep:
@@ -116,12 +116,8 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
         for p in params:
             for k, v in updates[p][1].items():
                 prog.result(mark(v, p, "update"), name=f"{p}__{k}")
-        if sharding:
-            with prog.context:
-                prog.function.attributes[AXES_ATTR] = axes_attribute(sharding)
     if sharding:
-        with prog.context:  # after the gradient's call is inlined: its scans are in the step
-            reduce_scatter_in_loops(prog.function)
+        finish_step(prog, sharding)
     return TrainStep(prog, params, state_names)
 
 
