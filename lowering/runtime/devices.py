@@ -53,6 +53,22 @@ def ensure_cpu_devices(n: int) -> None:
     wanted = max(n, DEFAULT_CPU_DEVICES)
     if _requested_cpu_devices() < wanted:
         jax.config.update("jax_num_cpu_devices", wanted)
+        global _set_by_meshir
+        _set_by_meshir = wanted
+
+
+#: The `jax_num_cpu_devices` MeshIR set itself (None: the count, if any, is the user's).
+_set_by_meshir: int | None = None
+
+
+def users_cpu_devices() -> int | None:
+    """The CPU device count the user configured (jax config or XLA_FLAGS), None if MeshIR's
+    default stands: a user's own count wins over what `mi.distributed.initialize` would set."""
+    requested = _requested_cpu_devices()
+    if requested <= 0 or (_set_by_meshir is not None and jax.config.jax_num_cpu_devices == _set_by_meshir
+                          and not _FORCE_FLAG.search(os.environ.get("XLA_FLAGS", ""))):
+        return None
+    return requested
 
 
 def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
@@ -63,6 +79,8 @@ def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
     ensure_cpu_devices(mesh.size)
     backend = get_backend(platform)
     devices = backend.devices()
+    if jax.process_count(backend.platform) > 1 and len(devices) != mesh.size:
+        raise MeshIRError(processes_do_not_match(mesh, devices))
     if len(devices) < mesh.size:
         raise MeshIRError(
             f"mesh @{mesh.name} = <{mesh.format_axes()}> needs {mesh.size} devices, but the "
@@ -72,6 +90,22 @@ def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
             f"XLA_FLAGS=--xla_force_host_platform_device_count={mesh.size}"
         )
     return list(devices[: mesh.size])
+
+
+def processes_do_not_match(mesh: Mesh, devices: list) -> str:
+    """Why a mesh cannot run over these processes' devices: it must use every one of them."""
+    per_process: dict[int, int] = {}
+    for d in devices:
+        per_process[d.process_index] = per_process.get(d.process_index, 0) + 1
+    counts = sorted(set(per_process.values()))
+    each = f"{counts[0]} each" if len(counts) == 1 else ", ".join(f"process {p}: {n}" for p, n in sorted(per_process.items()))
+    hint = ""
+    if mesh.size % len(per_process) == 0:
+        hint = (f"; start each process with {mesh.size // len(per_process)} devices "
+                f"(mi.distributed.initialize(local_devices={mesh.size // len(per_process)}))")
+    return (f"mesh @{mesh.name} = <{mesh.format_axes()}> has {mesh.size} devices, but the {len(per_process)} "
+            f"processes have {len(devices)} ({each}): a mesh over several processes uses every process's "
+            f"devices{hint}, or declare a mesh of {len(devices)} devices")
 
 
 def jax_mesh(mesh: Mesh, platform: str | None = None) -> jax.sharding.Mesh:

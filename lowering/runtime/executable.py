@@ -14,6 +14,7 @@ from __future__ import annotations
 import jax
 
 from meshir import _jax_private as jp
+from meshir.distributed import progress
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.interpreter.inputs import bind_arguments
@@ -84,22 +85,28 @@ class Executable:
             values = bind_arguments(self.signature, args, kwargs)
         with x64_scope(self._wide):
             if self._cpp is not None and not jp.jit_disabled() and self._fast.dispatchable(values, bool(self._donated_indices)):
+                progress.called(self.signature.function)  # the arguments are settled: it runs
                 try:
                     return self._cpp(*values)
                 except HostArrayNotExact:
-                    pass
+                    return self._run(values, counted=True)
             return self._run(values)
 
-    def _run(self, values):
-        """One call in Python: place the arguments, run, make the results."""
-        results = jp.execute(self._loaded, self._placed(values), self._result_handlers)
+    def _run(self, values, counted: bool = False):
+        """One call in Python: place the arguments, run, make the results. (Counted for the
+        watchdog of a program over processes once its arguments are placed, so a call
+        refused here is not one the other processes wait for.)"""
+        placed = self._placed(values)
+        if not counted:
+            progress.called(self.signature.function)
+        results = jp.execute(self._loaded, placed, self._result_handlers)
         return results[0] if len(results) == 1 else tuple(results)
 
     def _cache_miss(self, *values):
         """jax's C++ dispatch calling back for a signature it has no entry for: run in Python,
         and let it repeat the call alone when the arguments needed no conversion."""
         repeatable = self._fast.repeatable(values)  # before the run deletes donated arrays
-        results = self._run(values)
+        results = self._run(values, counted=True)
         return results, jp.fastpath_data(self._loaded, results, self.in_shardings) if repeatable else None, False
 
     def _placed(self, values) -> list:

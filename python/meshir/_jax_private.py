@@ -80,9 +80,17 @@ def compile_and_load(module_text: str, devices):
 # -- PJRT runtime (meshir.lowering.runtime): backend state and running a loaded executable -----
 def distributed_initialized() -> bool:
     """Whether `jax.distributed.initialize` ran in this process (a program over processes)."""
+    return distributed_client() is not None
+
+
+def distributed_client():
+    """The `jax.distributed` client of this process (key-value store, barriers), or None.
+
+    Its methods MeshIR uses (`key_value_set(key, value, allow_overwrite)`,
+    `key_value_dir_get(prefix)`, `blocking_key_value_get(key, timeout_ms)`) are jaxlib's."""
     from jax._src import distributed
 
-    return distributed.global_state.client is not None
+    return distributed.global_state.client
 
 
 def backend_started() -> bool:

@@ -54,9 +54,9 @@ def python_calls(monkeypatch):
     calls = []
     original = Executable._run
 
-    def counting(self, values):
+    def counting(self, values, **kwargs):
         calls.append(1)
-        return original(self, values)
+        return original(self, values, **kwargs)
 
     monkeypatch.setattr(Executable, "_run", counting)
     return calls

@@ -21,6 +21,7 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
+from meshir.distributed.agreement import check_same_program
 
 from . import checks
 from .compile_report import CompileReport
@@ -84,6 +85,8 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     report = CompileReport(partitioned, mode, source, rules, model, function)
     if budget is not None:
         _check_budget(report, budget)
+    check_same_program(checks.module_of(program_or_module, "the program to compile"),
+                       f"{mode} {function} {run_mesh} [{rules}] {donate!r} {model!r} {budget}", module)
     start = time.perf_counter()
     exe = Executable(module, run_mesh, sig, mode=mode, report=report, donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start

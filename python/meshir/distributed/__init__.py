@@ -1,0 +1,14 @@
+"""One MeshIR program over several processes (hosts), on jax.distributed (docs/multi-host.md).
+
+    import meshir as mi
+    mi.distributed.initialize()          # first: coordinator, processes, id from the environment
+    exe = mi.compile(prog, layout=...)   # every process compiles the same program (checked)
+    out = exe(tokens=mi.process_local(my_rows, along="batch"), **state)
+
+`launch_local` starts such a program as several processes on this machine.
+"""
+from .launch import launch_local, report_failures  # noqa: F401
+from .setup import Setup, initialize  # noqa: F401
+from .topology import describe, processes_along_axes  # noqa: F401
+
+__all__ = ["Setup", "describe", "initialize", "launch_local", "processes_along_axes", "report_failures"]

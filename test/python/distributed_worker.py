@@ -1,0 +1,61 @@
+"""One process of test_distributed.py, started by mi.distributed.launch_local (2 x 4 CPU devices).
+
+    distributed_worker.py SCENARIO OUT_DIR
+
+`programs` runs distributed_programs.run_all with process-local rows and saves this
+process's shards to OUT_DIR/p<id>.npz. The other scenarios are faults: each makes one
+process misbehave (die, hang, arrive late, compile another program, feed a wrong shape...)
+and the test checks how the others end.
+"""
+import os
+import sys
+import time
+
+import meshir as mi
+
+scenario, out_dir = sys.argv[1], sys.argv[2]
+me = int(os.environ["MESHIR_PROCESS_ID"])
+if scenario == "late" and me == 1:
+    time.sleep(120)
+local_devices = 8 if scenario == "count" else 4
+mi.distributed.initialize(local_devices=local_devices, timeout=float(os.environ.get("WORKER_TIMEOUT", 60)),
+                          heartbeat_timeout=float(os.environ.get("WORKER_HEARTBEAT", 10)))
+
+import numpy as np  # noqa: E402
+
+import distributed_programs as dp  # noqa: E402
+
+
+def my_part(array: np.ndarray, exe, arg_index: int, along: str):
+    """This process's rows of `array` for argument `arg_index` (contiguous per dim)."""
+    index = exe.in_shardings[arg_index].addressable_devices_indices_map(array.shape).values()
+    slices = tuple(slice(min(i[d].start or 0 for i in index), max(i[d].stop or array.shape[d] for i in index))
+                   for d in range(array.ndim))
+    return mi.process_local(array[slices], along=along)
+
+
+if scenario == "programs":
+    mesh = mi.Mesh(dp.MESH)
+    assert mi.distributed.processes_along_axes(mesh) == {"x": 2, "y": 1, "z": 1}, mi.distributed.describe(mesh)
+    out = dp.run_all(my_part)
+    np.savez(os.path.join(out_dir, f"p{me}.npz"), **out)
+    print(f"ok {me}", flush=True)
+    sys.exit(0)
+
+d = dp.data()
+d_ff = mi.Dim("d_ff", 64) if scenario == "mismatch" and me == 1 else dp.F
+if scenario == "mismatch" and me == 1:
+    d["w1"], d["w2"] = np.zeros((8, 64), np.float32), np.zeros((64, 8), np.float32)
+# the loss's mean over the batch sums across the processes: each call waits for both
+exe = mi.compile(dp.loss_program(d_ff), layout=dp.RULES)
+x = my_part(d["x"], exe, 0, "batch")
+if scenario == "shape" and me == 1:
+    x = mi.process_local(d["x"], along="batch")  # the whole batch instead of its rows
+exe(x=x, w1=d["w1"], w2=d["w2"]).block_until_ready()
+if scenario == "die" and me == 1:
+    os._exit(3)  # killed: no exit notice
+if scenario == "hang" and me == 1:
+    time.sleep(120)  # alive (heartbeats go on) but never makes the next call
+for _ in range(3):
+    exe(x=x, w1=d["w1"], w2=d["w2"]).block_until_ready()
+print(f"ok {me}", flush=True)
