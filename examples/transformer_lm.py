@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import json
 import math
 import os
 import sys
@@ -44,7 +45,9 @@ if HERE not in sys.path:  # examples/lm/ holds the modules of this script
     sys.path.insert(0, HERE)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import jax  # noqa: E402
 import numpy as np  # noqa: E402
+from jax.experimental import multihost_utils  # noqa: E402
 
 import meshir as mi  # noqa: E402
 from lm import checkpoint, data, model, plot, progress, sizes  # noqa: E402
@@ -116,6 +119,17 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
     g.add_argument("--prompt", default="Return the ",
                    help="the start of the generated sample (default: %(default)r)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--summary-json", metavar="FILE",
+                   help="write the loss histories and the speed as JSON to FILE (process 0)")
+    g = p.add_argument_group("processes (docs/multi-host.md)")
+    g.add_argument("--processes", type=int, default=1, metavar="N",
+                   help="run as N processes on this machine, the mesh's devices split among them; each feeds "
+                        "its own rows of every batch, process 0 prints and plots (default: %(default)s)")
+    g.add_argument("--coordinator", metavar="HOST:PORT",
+                   help="join a run over several hosts: process 0's address (each host runs this script "
+                        "with --coordinator, --num-processes and its own --process-id)")
+    g.add_argument("--num-processes", type=int, metavar="N", help="processes in the run (with --coordinator)")
+    g.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0..N-1 (with --coordinator)")
     return p
 
 
@@ -211,8 +225,16 @@ def collectives_summary(exe) -> str:
 # Evaluation and generation
 
 
+def feed(exe, batch: dict[str, np.ndarray]) -> dict:
+    """The batch as `exe` takes it: whole in one process; with several, each process passes
+    only its own rows (`mi.process_local`; a real loader would read only those)."""
+    if jax.process_count() == 1:
+        return batch
+    return {k: mi.process_local(v[mi.distributed.local_slices(exe, k)], along="batch") for k, v in batch.items()}
+
+
 def validation_loss(exe_forward, params, corpus, cfg: model.Config) -> float:
-    losses = [float(exe_forward(tokens=x, targets=y, **params)[0])
+    losses = [float(exe_forward(**feed(exe_forward, {"tokens": x, "targets": y}), **params)[0])
               for x, y in data.validation_batches(corpus, cfg.batch, cfg.length)]
     return float(np.mean(losses))
 
@@ -227,7 +249,8 @@ def generate(exe_forward, params, cfg: model.Config, prompt: str, count: int) ->
         window = ids[-cfg.length:]
         tokens = np.zeros((cfg.batch, cfg.length), np.int32)
         tokens[:, :len(window)] = window
-        logits = np.asarray(exe_forward(tokens=tokens, targets=targets, **params)[1])
+        logits = exe_forward(**feed(exe_forward, {"tokens": tokens, "targets": targets}), **params)[1]
+        logits = np.asarray(logits if logits.is_fully_addressable else multihost_utils.process_allgather(logits, tiled=True))
         ids.append(int(np.argmax(logits[0, len(window) - 1, :data.CHARS])))
     return data.decode(ids[len(data.encode(prompt)):])
 
@@ -242,6 +265,8 @@ def run(argv=None, out=None) -> dict:
     out = out or sys.stdout
     args = parse_args(argv)
     cfg = config_of(args)
+    if jax.process_index() != 0:  # several processes: process 0 reports, the others only compute
+        out, args.no_progress, args.plot, args.summary_json = open(os.devnull, "w"), True, "", None
 
     def say(text=""):
         print(text, file=out, flush=True)
@@ -299,8 +324,8 @@ def run(argv=None, out=None) -> dict:
         for t in range(state.step + 1, args.steps + 1):
             tokens, targets = data.train_batch(corpus, cfg.seed, t, cfg.batch, cfg.length)
             began = time.perf_counter()
-            results = dict(zip(names, exe(tokens=tokens, targets=targets, **current.params, **current.opt_state,
-                                          step=np.float32(t))))
+            results = dict(zip(names, exe(**feed(exe, {"tokens": tokens, "targets": targets}), **current.params,
+                                          **current.opt_state, step=np.float32(t))))
             loss = float(results["loss"])  # waits for the step
             elapsed = time.perf_counter() - began
             if t > state.step + 1:  # the first step of a process warms up; it is not timed
@@ -368,14 +393,48 @@ def run(argv=None, out=None) -> dict:
         result["sample"] = sample
         say(f"greedy sample after {len(train_loss)} steps (the prompt in [brackets]):")
         say("[" + args.prompt + "]" + sample)
+    if args.summary_json:
+        with open(args.summary_json, "w") as f:
+            json.dump({k: result[k] for k in ("train_loss", "val_loss", "tokens_per_s", "small_corpus_val_loss")}, f)
     return result
 
 
+def launch(argv: list[str], args) -> int:
+    """--processes N: this script N times on this machine, each with its share of the mesh's
+    devices and without --processes; process 0's output is ours."""
+    mesh, _ = model.layout(args.layout)
+    if args.processes < 1 or mesh.size % args.processes:
+        raise UsageError(f"--processes {args.processes} does not divide the {model.format_mesh(mesh)}")
+    child = [a for i, a in enumerate(argv) if a != "--processes" and not a.startswith("--processes=")
+             and (i == 0 or argv[i - 1] != "--processes")]
+    results = mi.distributed.launch_local([sys.executable, os.path.abspath(__file__), *child], args.processes,
+                                          local_devices=mesh.size // args.processes)
+    return mi.distributed.report_failures(results)
+
+
+def join(args) -> None:
+    """Join the run over processes (--coordinator, or the environment launch_local sets)."""
+    mesh, _ = model.layout(args.layout)
+    if args.coordinator or os.environ.get("MESHIR_PROCESS_ID"):
+        num = args.num_processes or int(os.environ.get("MESHIR_NUM_PROCESSES", "1"))
+        if mesh.size % num:
+            raise UsageError(f"{num} processes do not divide the {model.format_mesh(mesh)}")
+        mi.distributed.initialize(args.coordinator, args.num_processes, args.process_id, local_devices=mesh.size // num)
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        args = parse_args(argv)
+        if args.processes > 1:
+            return launch(argv, args)
+        join(args)
         run(argv)
     except (UsageError, checkpoint.CheckpointError) as e:
         print(f"transformer_lm.py: error: {e}", file=sys.stderr)
+        return 1
+    except mi.MeshIRError as e:
+        print(f"transformer_lm.py: error: {_one_line(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

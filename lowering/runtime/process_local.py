@@ -87,6 +87,14 @@ def check_split_along(along: tuple[str, ...], t: TensorType, local: tuple[int, .
                 f"too (over {axes}): name it in along=, or lay '{d.name}' out over axes inside a process")
 
 
+def local_slices(sharding, global_shape: tuple[int, ...]) -> tuple[slice, ...]:
+    """The block of a `global_shape` array that this process's devices hold, per dim (the
+    block a data loader of this process reads; contiguous, as jax numbers devices by process)."""
+    index = list(sharding.addressable_devices_indices_map(global_shape).values())
+    return tuple(slice(min(i[d].start or 0 for i in index), max(size if i[d].stop is None else i[d].stop for i in index))
+                 for d, size in enumerate(global_shape))
+
+
 def local_shape(sharding, global_shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape of the part of a `global_shape` array that this process's devices hold."""
     index = sharding.addressable_devices_indices_map(global_shape)

@@ -27,11 +27,8 @@ import distributed_programs as dp  # noqa: E402
 
 
 def my_part(array: np.ndarray, exe, arg_index: int, along: str):
-    """This process's rows of `array` for argument `arg_index` (contiguous per dim)."""
-    index = exe.in_shardings[arg_index].addressable_devices_indices_map(array.shape).values()
-    slices = tuple(slice(min(i[d].start or 0 for i in index), max(i[d].stop or array.shape[d] for i in index))
-                   for d in range(array.ndim))
-    return mi.process_local(array[slices], along=along)
+    """This process's rows of `array` for argument `arg_index`."""
+    return mi.process_local(array[mi.distributed.local_slices(exe, exe.signature.arg_names[arg_index])], along=along)
 
 
 if scenario == "programs":

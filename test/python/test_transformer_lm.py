@@ -166,3 +166,29 @@ def test_progress_bar_line(lm):
     text = stream.getvalue()
     assert "step   1/300" in text and "loss 4.500" in text
     assert "step 120/300 [=========>" in text and "loss 2.310 val 2.400" in text and "12,345 tok/s" in text
+
+
+# (7) ---------------------------------------------------------------------------------------
+
+def test_two_processes_give_the_single_process_losses(lm, tmp_path):
+    """--processes 2: two processes of 4 CPU devices on the same 4x2 mesh, each feeding its
+    own rows; the losses (training and validation) equal one process's within rtol 1e-5."""
+    import subprocess
+    import sys
+
+    flags = TINY + ["--steps", "3", "--eval-every", "3", "--sample", "0", "--plot", "", "--no-progress"]
+    single = lm.run(flags, out=io.StringIO())
+    summary = tmp_path / "two.json"
+    done = subprocess.run([sys.executable, str(EXAMPLES / "transformer_lm.py"), *flags, "--processes", "2",
+                           "--summary-json", str(summary)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("train loss") == 1  # process 0 alone reports
+    two = json.loads(summary.read_text())
+    np.testing.assert_allclose(two["train_loss"], single["train_loss"], rtol=1e-5)
+    np.testing.assert_allclose([v for _, v in two["val_loss"]], [v for _, v in single["val_loss"]], rtol=1e-5)
+
+
+def test_processes_that_do_not_divide_the_mesh_are_one_clear_line(lm, capsys):
+    assert lm.main(TINY + QUIET + ["--processes", "3"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "transformer_lm.py: error: --processes 3 does not divide the 4x2 mesh (x=4, y=2) of 8 devices", err

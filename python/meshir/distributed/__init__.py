@@ -9,6 +9,6 @@
 """
 from .launch import launch_local, report_failures  # noqa: F401
 from .setup import Setup, initialize  # noqa: F401
-from .topology import describe, processes_along_axes  # noqa: F401
+from .topology import describe, local_slices, processes_along_axes  # noqa: F401
 
-__all__ = ["Setup", "describe", "initialize", "launch_local", "processes_along_axes", "report_failures"]
+__all__ = ["Setup", "describe", "initialize", "launch_local", "local_slices", "processes_along_axes", "report_failures"]

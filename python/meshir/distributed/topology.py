@@ -34,3 +34,16 @@ def describe(mesh: Mesh) -> str:
         where = "inside each process" if n == 1 else f"across {n} processes"
         lines.append(f"  {name} = {size}: {where}")
     return f"mesh @{mesh.name} = <{mesh.format_axes()}>:\n" + "\n".join(lines)
+
+
+def local_slices(exe, argument: str) -> tuple[slice, ...]:
+    """The block of argument `argument` of `exe` that this process feeds (`mi.process_local`):
+    `global_batch[mi.distributed.local_slices(exe, "tokens")]`, or what its loader reads."""
+    from meshir.dialect.diagnostics import MeshIRKeyError
+    from meshir.lowering.runtime.process_local import local_slices as slices_of
+
+    names = exe.signature.arg_names
+    if argument not in names:
+        raise MeshIRKeyError(f"'{argument}' is not an argument of @{exe.signature.function} ({', '.join(names)})")
+    i = names.index(argument)
+    return slices_of(exe.in_shardings[i], exe.signature.arg_types[i].shape)
