@@ -21,7 +21,7 @@ import numpy as np
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import CheckpointError, MeshIRTypeError, MeshIRValueError
 
-from . import checkpoint_manifest as manifest_lib
+from . import checkpoint_manifest as manifest_lib, orbax_quiet
 from .checkpoint_manifest import Entry, Problem
 from .checksums import checksums
 
@@ -32,8 +32,30 @@ _UNFINISHED = re.compile(r"^\d+\.orbax-checkpoint-tmp")
 
 
 def _first_line(error: BaseException, limit: int = 300) -> str:
+    """The first line of the innermost error of the chain (tensorstore's, under Orbax's
+    wrappers), without its status code and the checkpoint's path (the message names it)."""
+    for _ in range(10):
+        inner = error.__cause__ or error.__context__
+        if inner is None:
+            break
+        error = inner
     text = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+    text = re.sub(r"^[A-Z_]+: ", "", text)
+    text = re.sub(r' (in OCDBT database )?at local file "[^"]*"| \[tensorstore_spec=.*$', "", text)
+    text = re.sub(r'local file "[^"]*/(state/[^"]*)"', r"\1", text)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _array_of(error: BaseException) -> str:
+    """` (array NAME)` when tensorstore's error names a key of an array, else ''."""
+    for _ in range(10):
+        match = re.search(r'"([^"/ ]+)/[^"]*"', str(error))
+        if match:
+            return f" (array {match.group(1).replace('.', '/')})"
+        error = error.__cause__ or error.__context__
+        if error is None:
+            break
+    return ""
 
 
 class Checkpoints:
@@ -257,7 +279,7 @@ class Checkpoints:
             flat = _flatten_stored(tree)
             return {n: Entry(tuple(m.shape), np.dtype(m.dtype)) for n, m in flat.items()}
         except Exception as e:  # noqa: BLE001 - any failure to read Orbax's metadata is damage
-            raise self._error(step, f"its array metadata (state/) cannot be read: {_first_line(e)}") from None
+            raise self._error(step, f"its array metadata (state/) cannot be read{_array_of(e)}: {_first_line(e)}") from None
 
     def _read(self, step: int, state_dir: str, wanted: dict) -> dict:
         import jax
@@ -272,12 +294,14 @@ class Checkpoints:
                 items[name] = jax.ShapeDtypeStruct(entry.shape, entry.dtype, sharding=sharding)
                 restore_args[name] = ocp.ArrayRestoreArgs(sharding=sharding, global_shape=entry.shape,
                                                           dtype=entry.dtype)
+        orbax_quiet.install()
         try:
             with ocp.Checkpointer(ocp.PyTreeCheckpointHandler()) as checkpointer:
                 tree = checkpointer.restore(_epath(state_dir), args=ocp.args.PyTreeRestore(
                     item=manifest_lib.unflatten(items), restore_args=manifest_lib.unflatten(restore_args)))
         except Exception as e:  # noqa: BLE001 - tensorstore/Orbax errors on damaged data
-            raise self._error(step, f"its array data cannot be read (truncated or damaged): {_first_line(e)}") from None
+            raise self._error(step, f"its array data cannot be read{_array_of(e)} (truncated or damaged): "
+                                    f"{_first_line(e)}") from None
         arrays = manifest_lib.flatten(tree, "the restored arrays")
         for name, (entry, _) in wanted.items():
             if tuple(arrays[name].shape) != entry.shape or np.dtype(arrays[name].dtype) != entry.dtype:
