@@ -12,7 +12,8 @@ import jax
 
 import meshir as mi  # before the config: MeshIR's import asks for 8 CPU devices
 
-action, directory, processes, process_id, port = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+action, directory, port = sys.argv[1], sys.argv[2], sys.argv[5]
+processes, process_id = int(sys.argv[3]), int(sys.argv[4])
 if processes > 1:
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.config.update("jax_num_cpu_devices", 8 // processes)

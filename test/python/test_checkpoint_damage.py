@@ -191,7 +191,8 @@ DAMAGES = {
     "OCDBT manifest deleted": (remove("1/state/manifest.ocdbt"), r"{s}: its array (meta)?data .*cannot be read"),
     "data files truncated": (on_data_files(lambda b: b[: len(b) // 2]), r"{s}: its array (meta)?data .*cannot be read"),
     "data files emptied": (on_data_files(lambda b: b""), r"{s}: its array (meta)?data .*cannot be read"),
-    "data files deleted": (lambda d, s: [f.unlink() for f in data_files(d)], r"{s}: its array (meta)?data .*cannot be read"),
+    "data files deleted": (lambda d, s: [f.unlink() for f in data_files(d)],
+                           r"{s}: its array (meta)?data .*cannot be read"),
     **{f"byte flipped at {where:.0%} of the largest data file": (flip_byte(where), "{s}: " + UNREADABLE_DATA)
        for where in (0.0, 0.1, 0.35, 0.5, 0.75, 0.9)},
 }

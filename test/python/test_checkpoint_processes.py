@@ -30,7 +30,8 @@ def run(action, directory, processes):
         for w in workers:
             w.kill()
     for i, (w, out) in enumerate(zip(workers, outputs)):
-        assert w.returncode == 0 and f"ok {i}" in out, f"{action} process {i} of {processes} (exit {w.returncode}):\n{out[-3000:]}"
+        assert w.returncode == 0 and f"ok {i}" in out, (
+            f"{action} process {i} of {processes} (exit {w.returncode}):\n{out[-3000:]}")
 
 
 @pytest.mark.parametrize("saved_by, restored_by", [(2, 1), (1, 2)])

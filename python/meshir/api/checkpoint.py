@@ -138,7 +138,8 @@ class Checkpoints:
         try:
             meta_text = json.dumps(metadata, allow_nan=False)
         except (TypeError, ValueError) as e:
-            raise MeshIRTypeError(f"Checkpoints.save: metadata must be JSON (dicts, lists, strings, finite numbers): {e}") from None
+            raise MeshIRTypeError(f"Checkpoints.save: metadata must be JSON (dicts, lists, strings, finite "
+                                  f"numbers): {e}") from None
         if not isinstance(metadata, dict):
             raise MeshIRTypeError(f"Checkpoints.save: metadata must be a dict, got {type(metadata).__name__}")
         manager = self._writer()
@@ -279,7 +280,8 @@ class Checkpoints:
             flat = _flatten_stored(tree)
             return {n: Entry(tuple(m.shape), np.dtype(m.dtype)) for n, m in flat.items()}
         except Exception as e:  # noqa: BLE001 - any failure to read Orbax's metadata is damage
-            raise self._error(step, f"its array metadata (state/) cannot be read{_array_of(e)}: {_first_line(e)}") from None
+            raise self._error(step, f"its array metadata (state/) cannot be read{_array_of(e)}: "
+                                    f"{_first_line(e)}") from None
 
     def _read(self, step: int, state_dir: str, wanted: dict) -> dict:
         import jax
