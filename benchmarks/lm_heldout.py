@@ -29,7 +29,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import meshir as mi  # noqa: E402
-from lm import checkpoint, data, model  # noqa: E402
+from lm import data, model  # noqa: E402
 
 
 def heldout_loss(exe, params: dict, corpus: data.Corpus, cfg: model.Config) -> tuple[float, int]:
@@ -41,10 +41,8 @@ def heldout_loss(exe, params: dict, corpus: data.Corpus, cfg: model.Config) -> t
 
 def evaluate(directory: str, corpora: dict[str, data.Corpus], layout: str = "2d") -> dict:
     """One checkpoint's row: its size, training corpus and held-out losses."""
-    path = checkpoint.path_in(directory)
-    with np.load(path, allow_pickle=False) as f:
-        meta = json.loads(str(f["meta"]))
-        params = {k[len("param/"):]: f[k] for k in f.files if k.startswith("param/")}
+    arrays, meta = mi.Checkpoints(directory).restore()  # the latest step, as NumPy arrays
+    params = arrays["param"]
     cfg = model.Config(**meta["config"])
     mesh, rules = model.layout(layout)
     exe = mi.compile(model.build(cfg, mesh), layout=rules)

@@ -39,6 +39,16 @@ class MeshIRKeyError(MeshIRError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class CheckpointError(MeshIRError):
+    """A checkpoint that cannot be restored (missing, unfinished, damaged, or not matching what
+    it is restored into). The message names the checkpoint (directory and step) and every
+    problem found; `reason` is the message without the location in front."""
+
+    def __init__(self, message: str = "", diagnostics=()):
+        super().__init__(message, diagnostics)
+        self.reason = message
+
+
 class VerifyError(Exception):
     """Raised inside an op's verifier; the driver attaches the op's location."""
 

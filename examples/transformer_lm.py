@@ -20,8 +20,9 @@ decaying learning rate (about 22 minutes on 2 CPU cores). Explicit flags overrid
 values; `--size medium --help` shows its defaults.
 
 Training is reproducible and resumable: batches are a pure function of (seed, step), and
---checkpoint DIR saves parameters, optimizer state, step, loss history and config, so a run
-killed mid-way and restarted with the same flags continues with the same loss curve.
+--checkpoint DIR saves parameters, optimizer state, step, loss history and config (sharded
+Orbax checkpoints, one DIR/<step> directory per save), so a run killed mid-way and restarted
+with the same flags continues with the same loss curve.
 
     python examples/transformer_lm.py                          # ~1-2 minutes on 2 CPU cores
     python examples/transformer_lm.py --checkpoint runs/lm     # resumable; rerun to continue
@@ -106,7 +107,9 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
                    help="print the whole compile report (every value's layout), not just the collectives")
     g = p.add_argument_group("output")
     g.add_argument("--checkpoint", metavar="DIR",
-                   help="save to DIR/checkpoint.npz, and resume from it if it exists")
+                   help="save sharded checkpoints to DIR (mi.Checkpoints: Orbax, one DIR/<step> directory per "
+                        "save, committed atomically, a checksum per array, the last 2 kept) and resume from the "
+                        "latest one if there is one, in any --layout")
     g.add_argument("--checkpoint-every", type=int, default=100, metavar="N",
                    help="save every N steps, and at the end (default: %(default)s)")
     g.add_argument("--eval-every", type=int, default=100, metavar="N",
@@ -287,11 +290,9 @@ def run(argv=None, out=None) -> dict:
     step_prog = train_program(cfg, args.layout)
     param_shapes = {k: tuple(d.size for d in dims) for k, dims in model.param_dims(cfg).items()}
     state_shapes = {k: shape for k, (shape, _) in step_prog.state_shapes().items()}
+    resume = None
     if args.checkpoint and checkpoint.exists(args.checkpoint):
-        state = checkpoint.load(args.checkpoint, cfg.to_dict(), corpus.digest, param_shapes, state_shapes)
-        say(f"resuming from {checkpoint.path_in(args.checkpoint)} at step {state.step}")
-    else:
-        state = checkpoint.State(step=0, params=model.init_params(cfg), opt_state=mi.init_optimizer_state(step_prog))
+        resume = checkpoint.check(args.checkpoint, cfg.to_dict(), corpus.digest, param_shapes, state_shapes)
 
     start = time.perf_counter()
     step_prog, exe = compiled_train_step(cfg, args.layout)
@@ -301,13 +302,28 @@ def run(argv=None, out=None) -> dict:
     if args.full_report:
         say(exe.report())
     exe_forward = compiled_forward(cfg, args.layout) if (args.eval_every or args.sample) else None
+    if resume is not None:  # restored straight into the layout of the compiled step
+        state = checkpoint.load(args.checkpoint, resume, exe)
+        say(f"resuming from {checkpoint.where(args.checkpoint)} at step {state.step}")
+    else:
+        state = checkpoint.State(step=0, params=model.init_params(cfg), opt_state=mi.init_optimizer_state(step_prog))
+    checkpoints = checkpoint.open_checkpoints(args.checkpoint) if args.checkpoint else None
+    try:
+        return _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoints, schedule)
+    finally:
+        if checkpoints is not None:
+            checkpoints.close()  # waits for the last save
+
+
+def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoints, schedule) -> dict:
+    saved = {state.step}
 
     def save(current: checkpoint.State):
-        if args.checkpoint:
-            snapshot = checkpoint.State(current.step, {k: np.asarray(v) for k, v in current.params.items()},
-                                        {k: np.asarray(v) for k, v in current.opt_state.items()},
-                                        current.train_loss, current.val_loss)
-            checkpoint.save(args.checkpoint, snapshot, cfg.to_dict(), corpus.digest, {"layout": args.layout})
+        # The step's results (jax.Arrays) are saved as they are: `save` returns once they are
+        # copied off the devices, before the next step donates their buffers.
+        if checkpoints is not None and current.step not in saved:
+            checkpoint.save(checkpoints, current, cfg.to_dict(), corpus.digest, {"layout": args.layout})
+            saved.add(current.step)
 
     # `current` is replaced by one assignment per step, so a Ctrl-C never leaves parameters,
     # optimizer state and histories of different steps: the interrupt handler saves `current`.
@@ -348,7 +364,7 @@ def run(argv=None, out=None) -> dict:
         donated = any(getattr(v, "is_deleted", lambda: False)() for v in current.params.values())
         if args.checkpoint and current.step > state.step and not donated:
             save(current)
-            say(f"interrupted: saved step {current.step} to {checkpoint.path_in(args.checkpoint)}; rerun to resume")
+            say(f"interrupted: saved step {current.step} to {checkpoint.where(args.checkpoint)}; rerun to resume")
         elif args.checkpoint and donated:
             # Interrupted inside a step: its inputs were donated to the devices and are gone.
             say(f"interrupted during step {current.step + 1}; the last saved checkpoint is kept; rerun to resume")
@@ -359,7 +375,7 @@ def run(argv=None, out=None) -> dict:
     result = {"train_loss": train_loss, "val_loss": val_loss, "steps_run": len(train_loss) - state.step,
               "tokens_per_s": tokens_per_step * len(step_times) / sum(step_times) if step_times else None,
               "small_corpus_val_loss": None, "png": None, "sample": None,
-              "checkpoint": checkpoint.path_in(args.checkpoint) if args.checkpoint else None}
+              "checkpoint": checkpoint.where(args.checkpoint) if args.checkpoint else None}
     if state.step >= args.steps:
         say(f"the checkpoint is already at step {state.step} (--steps {args.steps}): nothing to train")
     if train_loss:

@@ -1,122 +1,129 @@
-"""Checkpoints: one `.npz` file per run directory, written atomically.
+"""Checkpoints: `mi.Checkpoints` (Orbax) in the run directory, one subdirectory per saved step.
 
-`DIR/checkpoint.npz` holds every parameter (`param/<name>`) and optimizer state array
-(`state/<name>`) as global NumPy arrays (so a run may resume under another layout), and
-`meta`, a JSON string: the config, the step, the training-loss history (one value per step),
-the validation-loss history ([step, loss] pairs) and the corpus digest. It is written to a
-temporary file in DIR and renamed over the old one, so a run killed while saving leaves the
-previous checkpoint intact.
+`DIR/<step>/` holds every parameter (`param/<name>`) and optimizer state array
+(`state/<name>`), saved sharded from the training step's jax.Arrays (each process writes the
+shards it holds) with a checksum each, and the metadata: the config, the step, the
+training-loss history (one value per step), the validation-loss history ([step, loss] pairs)
+and the corpus digest. Orbax writes a step under a temporary name and renames it when
+complete, so a run killed while saving leaves the previous step intact; the last KEEP steps
+are kept. docs/checkpoints.md describes the format.
 
-`load` checks the checkpoint against the model it is meant for and raises `CheckpointError`
-naming everything that differs: config fields, corpus, missing or extra arrays, shapes.
+`check` compares the latest step's metadata and array list with the model it is meant for
+(before compiling) and raises `CheckpointError` naming everything that differs: config
+fields, corpus, missing or extra arrays, shapes; `load` then restores the arrays straight into
+the layout of the compiled step (any --layout: checkpoints hold global arrays), checking
+each array's checksum. A damaged checkpoint is one CheckpointError too.
 """
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 
-import numpy as np
+import meshir as mi
 
-FILENAME = "checkpoint.npz"
-FORMAT = 1
-
-
-class CheckpointError(Exception):
-    """A checkpoint that cannot be used for this run."""
+FORMAT = 2
+KEEP = 2
+CheckpointError = mi.CheckpointError
 
 
 @dataclass
 class State:
     step: int
-    params: dict[str, np.ndarray]
-    opt_state: dict[str, np.ndarray]
+    params: dict[str, object]  # NumPy arrays, or the jax.Arrays of the compiled step
+    opt_state: dict[str, object]
     train_loss: list[float] = field(default_factory=list)
     val_loss: list[tuple[int, float]] = field(default_factory=list)
 
 
-def path_in(directory: str) -> str:
-    return os.path.join(directory, FILENAME)
+def where(directory: str, step: int | None = None) -> str:
+    """How messages name a checkpoint: its directory and step."""
+    path = os.path.abspath(directory)
+    return path if step is None else f"{path} step {step}"
 
 
-def save(directory: str, state: State, config: dict, corpus_digest: str, extra: dict | None = None) -> str:
-    """Write `state` atomically to `directory/checkpoint.npz`; returns the path."""
-    os.makedirs(directory, exist_ok=True)
+def open_checkpoints(directory: str) -> mi.Checkpoints:
+    """The run's checkpoints; saving is asynchronous (close() waits for the last save)."""
+    return mi.Checkpoints(directory, keep=KEEP)
+
+
+def save(checkpoints: mi.Checkpoints, state: State, config: dict, corpus_digest: str, extra: dict | None = None):
+    """Start saving `state` as its step: returns once the arrays are copied off the devices
+    (the next training step may then reuse the donated buffers), and writes in the background."""
     meta = {"format": FORMAT, "config": config, "corpus": corpus_digest, "step": state.step,
             "train_loss": [float(x) for x in state.train_loss],
             "val_loss": [[int(s), float(x)] for s, x in state.val_loss], **(extra or {})}
-    arrays = {"meta": np.array(json.dumps(meta))}
-    arrays.update({f"param/{k}": np.asarray(v) for k, v in state.params.items()})
-    arrays.update({f"state/{k}": np.asarray(v) for k, v in state.opt_state.items()})
-    target = path_in(directory)
-    fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".npz.tmp", dir=directory)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a checkpoint is an ordinary file
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
+    checkpoints.save(state.step, {"param": dict(state.params), "state": dict(state.opt_state)}, meta)
 
 
 def exists(directory: str) -> bool:
-    return os.path.exists(path_in(directory))
+    """Whether `directory` holds a saved step (or a checkpoint of the old single-file format,
+    which `check` then reports)."""
+    old_format = os.path.exists(os.path.join(directory, "checkpoint.npz"))
+    return old_format or mi.Checkpoints(directory).latest_step() is not None
 
 
-def load(directory: str, config: dict, corpus_digest: str, param_shapes: dict[str, tuple],
-         state_shapes: dict[str, tuple]) -> State:
-    """The checkpoint in `directory`, checked against this run's config, corpus and arrays."""
-    path = path_in(directory)
+def _metadata(directory: str):
+    if os.path.exists(os.path.join(directory, "checkpoint.npz")):
+        old = os.path.join(where(directory), "checkpoint.npz")
+        raise CheckpointError(f"{old} is a checkpoint of format 1 (a single .npz file); this script reads format "
+                              f"{FORMAT} (Orbax step directories): use another --checkpoint directory to start afresh")
+    checkpoints = mi.Checkpoints(directory)
     try:
-        with np.load(path, allow_pickle=False) as f:
-            arrays = {k: f[k] for k in f.files}
-    except (OSError, ValueError) as e:
-        raise CheckpointError(f"{path} is not a readable checkpoint: {e}") from None
-    if "meta" not in arrays:
-        raise CheckpointError(f"{path} has no 'meta' entry: not a checkpoint of this script")
-    meta = json.loads(str(arrays.pop("meta")))
+        step = checkpoints.latest_step()
+        return step, checkpoints.metadata(step), checkpoints.specs(step)
+    except mi.CheckpointError as e:
+        raise CheckpointError(e.reason) from None
+
+
+def check(directory: str, config: dict, corpus_digest: str, param_shapes: dict[str, tuple],
+          state_shapes: dict[str, tuple]) -> int:
+    """The latest step of the checkpoint in `directory`, checked against this run's config,
+    corpus and arrays (reads no array data)."""
+    step, meta, specs = _metadata(directory)
+    path = where(directory, step)
     if meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} has format {meta.get('format')!r}, this script reads format {FORMAT}")
-
     problems = []
     saved = meta.get("config", {})
     for key in sorted(set(saved) | set(config)):
         if saved.get(key) != config.get(key):
             flag = "--" + key.replace("_", "-")
-            problems.append(f"{flag} is {saved.get(key, 'absent')} in the checkpoint but {config.get(key, 'absent')} now")
+            problems.append(f"{flag} is {saved.get(key, 'absent')} in the checkpoint but "
+                            f"{config.get(key, 'absent')} now")
     if meta.get("corpus") != corpus_digest:
         problems.append(f"corpus digest {meta.get('corpus')} in the checkpoint but {corpus_digest} now "
                         f"(another --corpus, or another Python version's standard library?)")
-    for prefix, expected in (("param/", param_shapes), ("state/", state_shapes)):
-        have = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+    for group, expected in (("param", param_shapes), ("state", state_shapes)):
+        have = {n.split("/", 1)[1]: shape for n, (shape, _) in specs.items() if n.startswith(group + "/")}
         missing = sorted(set(expected) - set(have))
         extra = sorted(set(have) - set(expected))
         if missing:
-            problems.append(f"missing {prefix[:-1]} arrays: {', '.join(missing)}")
+            problems.append(f"missing {group} arrays: {', '.join(missing)}")
         if extra:
-            problems.append(f"unexpected {prefix[:-1]} arrays: {', '.join(extra)}")
+            problems.append(f"unexpected {group} arrays: {', '.join(extra)}")
         for name in sorted(set(have) & set(expected)):
-            if tuple(have[name].shape) != tuple(expected[name]):
-                problems.append(f"{prefix}{name} has shape {tuple(have[name].shape)}, the model needs {tuple(expected[name])}")
-    unknown = sorted(k for k in arrays if not k.startswith(("param/", "state/")))
+            if tuple(have[name]) != tuple(expected[name]):
+                problems.append(f"{group}/{name} has shape {tuple(have[name])}, "
+                                f"the model needs {tuple(expected[name])}")
+    unknown = sorted(n for n in specs if not n.startswith(("param/", "state/")))
     if unknown:
         problems.append(f"unexpected entries: {', '.join(unknown)}")
     if problems:
         raise CheckpointError(f"checkpoint {path} does not match this model: " + "; ".join(problems)
-                              + " (use another --checkpoint directory to start afresh)")
-    step = int(meta["step"])
-    if len(meta["train_loss"]) != step:
-        raise CheckpointError(f"checkpoint {path} is inconsistent: step {step} but {len(meta['train_loss'])} losses")
-    return State(step=step,
-                 params={k[len("param/"):]: v for k, v in arrays.items() if k.startswith("param/")},
-                 opt_state={k[len("state/"):]: v for k, v in arrays.items() if k.startswith("state/")},
-                 train_loss=list(meta["train_loss"]),
+                     + " (use another --checkpoint directory to start afresh)")
+    if meta.get("step") != step or len(meta.get("train_loss", [])) != step:
+        raise CheckpointError(f"checkpoint {path} is inconsistent: step {meta.get('step')} but "
+                     f"{len(meta.get('train_loss', []))} losses")
+    return step
+
+
+def load(directory: str, step: int, exe) -> State:
+    """Step `step` (checked by `check`) restored into the layout `exe` (the compiled training
+    step) takes its parameters and optimizer state in."""
+    try:
+        arrays, meta = mi.Checkpoints(directory).restore(exe, step=step)
+    except mi.CheckpointError as e:
+        raise CheckpointError(e.reason) from None
+    return State(step=step, params=arrays["param"], opt_state=arrays["state"],
+                 train_loss=[float(x) for x in meta["train_loss"]],
                  val_loss=[(int(s), float(x)) for s, x in meta["val_loss"]])

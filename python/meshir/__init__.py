@@ -15,6 +15,7 @@ from meshir import distributed  # noqa: F401,E402
 from meshir.api import __all__ as _api_all  # noqa: F401,E402
 from meshir.dialect.call_site import reports_at_call_site as _reports_at_call_site  # noqa: E402
 from meshir.dialect import (  # noqa: F401,E402
+    CheckpointError,
     Diagnostic,
     Dimension,
     LayoutRules,

@@ -5,7 +5,6 @@ checkpoints and impossible layouts, a deterministic data pipeline, and the scrip
 Every test uses one tiny model, so the script's per-process cache compiles each layout once.
 """
 import io
-import json
 import os
 
 import numpy as np
@@ -66,14 +65,16 @@ def test_resume_gives_the_same_loss_history(lm, tmp_path):
     assert len(straight["train_loss"]) == 4
     assert resumed["train_loss"] == straight["train_loss"]  # bit for bit
 
-    a, b = (np.load(tmp_path / d / "checkpoint.npz") for d in ("a", "b"))
-    assert sorted(a.files) == sorted(b.files)
-    for name in a.files:
-        if name != "meta":
-            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
-    meta = json.loads(str(a["meta"]))
+    assert mi.Checkpoints(tmp_path / "a").all_steps() == [4] and mi.Checkpoints(tmp_path / "b").all_steps() == [2, 4]
+    (a, meta), (b, meta_b) = (mi.Checkpoints(tmp_path / d).restore() for d in ("a", "b"))  # as NumPy
+    assert sorted(a) == sorted(b) == ["param", "state"]
+    for group in a:
+        assert sorted(a[group]) == sorted(b[group])
+        for name in a[group]:
+            np.testing.assert_array_equal(a[group][name], b[group][name], err_msg=f"{group}/{name}")
     assert meta["step"] == 4 and meta["config"]["d_model"] == 16 and len(meta["train_loss"]) == 4
-    assert not [f for f in os.listdir(tmp_path / "a") if f.endswith(".tmp")]  # written via rename
+    assert meta_b["train_loss"] == meta["train_loss"]
+    assert not [f for f in os.listdir(tmp_path / "a") if "tmp" in f]  # committed by rename
 
     # resuming under another layout is allowed (checkpoints hold global arrays)
     again = run(lm, "--steps", "5", "--checkpoint", str(tmp_path / "b"), "--layout", "single")
@@ -90,20 +91,51 @@ def test_mismatching_checkpoint_is_a_clear_error(lm, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--optimizer is adam in the checkpoint but sgd now" in err
 
-    # doctored arrays: one missing, one extra, one of the wrong shape
-    path = tmp_path / "checkpoint.npz"
-    with np.load(path) as f:
-        arrays = {k: f[k] for k in f.files}
-    del arrays["param/lnf_bias"]
-    arrays["param/l9_wq"] = np.zeros(3, np.float32)
-    arrays["state/embed__m"] = np.zeros((5, 16), np.float32)
-    np.savez(path, **arrays)
+    # doctored arrays, saved as a later step: one missing, one extra, one of the wrong shape
+    arrays, meta = mi.Checkpoints(tmp_path).restore()
+    del arrays["param"]["lnf_bias"]
+    arrays["param"]["l9_wq"] = np.zeros(3, np.float32)
+    arrays["state"]["embed__m"] = np.zeros((5, 16), np.float32)
+    with mi.Checkpoints(tmp_path) as ckpt:
+        ckpt.save(2, arrays, meta)
     with pytest.raises(lm.checkpoint.CheckpointError) as info:
-        run(lm, "--steps", "2", "--checkpoint", str(tmp_path))
+        run(lm, "--steps", "3", "--checkpoint", str(tmp_path))
     message = str(info.value)
+    assert f"checkpoint {tmp_path} step 2 does not match this model" in message
     assert "missing param arrays: lnf_bias" in message
     assert "unexpected param arrays: l9_wq" in message
     assert "state/embed__m has shape (5, 16), the model needs (104, 16)" in message
+
+
+def test_damaged_checkpoint_is_one_line_never_a_silent_resume(lm, tmp_path, capsys):
+    """An int8 parameter of the right shape (accepted silently by the .npz format), and a
+    flipped byte in each array data file: one line naming the checkpoint and the problem, exit 1."""
+    run(lm, "--steps", "1", "--checkpoint", str(tmp_path / "a"))
+    arrays, meta = mi.Checkpoints(tmp_path / "a").restore()
+    arrays["param"]["lnf_scale"] = arrays["param"]["lnf_scale"].astype(np.int8)
+    with mi.Checkpoints(tmp_path / "a") as ckpt:
+        ckpt.save(2, arrays, {**meta, "step": 2, "train_loss": meta["train_loss"] * 2})
+    assert lm.main(TINY + QUIET + ["--steps", "3", "--checkpoint", str(tmp_path / "a")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"checkpoint {tmp_path / 'a'} step 2: array param/lnf_scale is int8[16] in the checkpoint" in err, err
+
+    run(lm, "--steps", "1", "--checkpoint", str(tmp_path / "b"))
+    for data in (p for p in (tmp_path / "b" / "1" / "state").rglob("*") if p.parent.name == "d"):
+        damaged = bytearray(data.read_bytes())
+        damaged[len(damaged) // 3] ^= 0x04
+        data.write_bytes(bytes(damaged))
+    assert lm.main(TINY + QUIET + ["--steps", "2", "--checkpoint", str(tmp_path / "b")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"transformer_lm.py: error: checkpoint {tmp_path / 'b'} step 1: " in err, err
+    assert "fails its checksum" in err or "cannot be read" in err, err
+
+
+def test_old_single_file_checkpoint_is_a_clear_error(lm, tmp_path):
+    np.savez(tmp_path / "checkpoint.npz", meta=np.array("{}"))
+    with pytest.raises(lm.checkpoint.CheckpointError, match=r"checkpoint.npz is a checkpoint of format 1"):
+        run(lm, "--steps", "1", "--checkpoint", str(tmp_path))
 
 
 def test_impossible_layout_is_one_clear_line(lm, capsys):
@@ -151,7 +183,7 @@ def test_main_runs_end_to_end(lm, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "collectives per step" in out and "all_reduce" in out
     assert "validation loss" in out and "greedy sample" in out
-    assert (tmp_path / "ckpt" / "checkpoint.npz").exists()
+    assert (tmp_path / "ckpt" / "2" / "commit_success.txt").exists()
     if lm.plot.matplotlib_available():
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     else:
