@@ -1,23 +1,24 @@
 """One process of test_checkpoint_processes.py: `save` or `restore` a sharded checkpoint on a
-4x2 mesh, over 2 processes x 4 CPU devices (jax.distributed, gloo) or 1 process x 8 devices.
+4x2 mesh, over 2 processes x 4 CPU devices (mi.distributed, started by launch_local) or
+1 process x 8 devices.
 
 save: writes the oracle's arrays (global jax.Arrays; under 2 processes none is fully
 addressable, so each process writes only its own shards). restore: reads them into another
 layout and checks every addressable shard against the oracle. Prints "ok <process id>".
-Usage: checkpoint_worker.py save|restore DIR PROCESSES PROCESS_ID PORT
+Usage: checkpoint_worker.py save|restore DIR
 """
+import os
 import sys
 
 import jax
 
-import meshir as mi  # before the config: MeshIR's import asks for 8 CPU devices
+import meshir as mi
 
-action, directory, port = sys.argv[1], sys.argv[2], sys.argv[5]
-processes, process_id = int(sys.argv[3]), int(sys.argv[4])
+action, directory = sys.argv[1], sys.argv[2]
+processes = int(os.environ.get("MESHIR_NUM_PROCESSES", "1"))
 if processes > 1:
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.config.update("jax_num_cpu_devices", 8 // processes)
-    jax.distributed.initialize(coordinator_address=f"localhost:{port}", num_processes=processes, process_id=process_id)
+    mi.distributed.initialize(local_devices=8 // processes, timeout=120, heartbeat_timeout=30)
+process_id = jax.process_index()
 
 import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402

@@ -5,6 +5,7 @@ checkpoints and impossible layouts, a deterministic data pipeline, and the scrip
 Every test uses one tiny model, so the script's per-process cache compiles each layout once.
 """
 import io
+import json
 import os
 
 import numpy as np
@@ -204,20 +205,24 @@ def test_progress_bar_line(lm):
 
 def test_two_processes_give_the_single_process_losses(lm, tmp_path):
     """--processes 2: two processes of 4 CPU devices on the same 4x2 mesh, each feeding its
-    own rows; the losses (training and validation) equal one process's within rtol 1e-5."""
+    own rows; the losses (training and validation) equal one process's within rtol 1e-5,
+    and the checkpoint the two processes wrote resumes in one process on the same curve."""
     import subprocess
     import sys
 
-    flags = TINY + ["--steps", "3", "--eval-every", "3", "--sample", "0", "--plot", "", "--no-progress"]
-    single = lm.run(flags, out=io.StringIO())
+    flags = TINY + ["--eval-every", "3", "--sample", "0", "--plot", "", "--no-progress"]
+    single = lm.run(flags + ["--steps", "4"], out=io.StringIO())
     summary = tmp_path / "two.json"
-    done = subprocess.run([sys.executable, str(EXAMPLES / "transformer_lm.py"), *flags, "--processes", "2",
-                           "--summary-json", str(summary)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, str(EXAMPLES / "transformer_lm.py"), *flags, "--steps", "3",
+                           "--processes", "2", "--summary-json", str(summary), "--checkpoint", str(tmp_path / "ck")],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("train loss") == 1  # process 0 alone reports
     two = json.loads(summary.read_text())
-    np.testing.assert_allclose(two["train_loss"], single["train_loss"], rtol=1e-5)
-    np.testing.assert_allclose([v for _, v in two["val_loss"]], [v for _, v in single["val_loss"]], rtol=1e-5)
+    np.testing.assert_allclose(two["train_loss"], single["train_loss"][:3], rtol=1e-5)
+    np.testing.assert_allclose([v for _, v in two["val_loss"]], [v for _, v in single["val_loss"]][:2], rtol=1e-5)
+    resumed = lm.run(flags + ["--steps", "4", "--checkpoint", str(tmp_path / "ck")], out=io.StringIO())
+    np.testing.assert_allclose(resumed["train_loss"], single["train_loss"], rtol=1e-5)
 
 
 def test_processes_that_do_not_divide_the_mesh_are_one_clear_line(lm, capsys):
