@@ -144,7 +144,7 @@ def test_multi_host_quick_run_reproduces_the_one_process_losses(tmp_path):
     (rec,) = json.loads((tmp_path / "multi_host.json").read_text())["sizes"]
     assert rec["size"] == "tiny" and len(rec["losses"]) == 4 and rec["max_loss_rel_diff_2x4"] <= 1e-5
     one, two = rec["collectives"]["1x8"], rec["collectives"]["2x4"]
-    assert rec["same_hlo"] and {k: r["bytes_per_device"] for k, r in one.items()} == {
+    assert rec["hlo_differences"]["outside_backend_config"] == 0 and {k: r["bytes_per_device"] for k, r in one.items()} == {
         k: r["bytes_per_device"] for k, r in two.items()}
     assert two["all-reduce over x"]["crosses"] and not two["all-reduce over y"]["crosses"]
     assert not any(r["crosses"] for r in one.values())
