@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
 
 from meshir.transforms.cost_model import ring_bytes
 
@@ -134,9 +136,30 @@ class HloCollective:
     num_groups: int
     operand_bytes: int          # B: bytes of one device's operands
     bytes_per_device: int
+    groups: list | None = field(default=None, repr=False)  # device groups (permute: pairs); None: mesh form
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        del out["groups"]
+        return out
+
+
+def replica_groups(attrs: str, num_partitions: int) -> list[list[int]] | None:
+    """The device groups of `replica_groups` in the explicit, iota or absent form (None for
+    the mesh-axes form, whose device order this parser does not know)."""
+    if _MESH_GROUPS.search(attrs):
+        return None
+    text = (_attr(attrs, "replica_groups") or "").strip()
+    if text in ("{}", ""):
+        return [list(range(num_partitions))]
+    if text.startswith("{"):
+        return [[int(v) for v in g.split(",") if v.strip()] for g in re.findall(r"\{([0-9,\s]*)\}", text[1:-1])]
+    m = re.match(r"\[(\d+),(\d+)\]<=\[([0-9,]+)\](?:T\(([0-9,]+)\))?", text)
+    dims = [int(d) for d in m.group(3).split(",")]
+    ids = np.arange(math.prod(dims)).reshape(dims)
+    if m.group(4):
+        ids = ids.transpose([int(a) for a in m.group(4).split(",")])
+    return ids.reshape(int(m.group(1)), int(m.group(2))).tolist()
 
 
 def collective_bytes(kind: str, operand_bytes: int, n: int, sends: bool = True) -> int:
@@ -193,11 +216,12 @@ def parse_collectives(hlo_text: str) -> list[HloCollective]:
             sends = any(a != b for a, b in groups)
         else:
             (n, num_groups), sends = replica_group_shape(attrs, partitions), True
+            groups = replica_groups(attrs, partitions)
         b = sum(shape_bytes(s) for s in operand_shapes) if all(operand_shapes) else 0
         if not b:
             b = _operand_bytes_from_result(kind, result_bytes, n)
         found.append(HloCollective(kind, name, computation, shape, operand_shapes, n, num_groups, b,
-                                   collective_bytes(kind, b, n, sends)))
+                                   collective_bytes(kind, b, n, sends), groups))
     return found
 
 

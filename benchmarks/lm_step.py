@@ -23,10 +23,8 @@ compiled call (`jitted.lower(...).compile()`) and jax's public call (`jitted(...
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -137,6 +135,15 @@ def jax_step_fn(cfg, sh):
 # Measuring one size
 
 
+def batches(cfg, seed: int = 0):
+    """The fixed-seed sequence of fresh NumPy batches (tokens, targets), ids below
+    data.CHARS (95) as in the corpus."""
+    rng = np.random.default_rng(seed)
+    while True:
+        tokens = rng.integers(0, 95, (cfg.batch, cfg.length), dtype=np.int32)
+        yield tokens, rng.integers(0, 95, (cfg.batch, cfg.length), dtype=np.int32)
+
+
 def _block(out):
     import jax
 
@@ -155,11 +162,7 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
     cfg.check()
     mesh, rules = model.layout(LAYOUT)
     axes = dict(mesh.shape)
-    rng = np.random.default_rng(0)
-
-    def batch():  # a fresh NumPy batch, ids below data.CHARS (95) as in the corpus
-        tokens = rng.integers(0, 95, (cfg.batch, cfg.length), dtype=np.int32)
-        return tokens, rng.integers(0, 95, (cfg.batch, cfg.length), dtype=np.int32)
+    batch = batches(cfg).__next__
 
     # MeshIR: as examples/transformer_lm.py
     began = time.perf_counter()
@@ -434,8 +437,6 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     measure.ensure_devices(8)
-    import jax
-
     records = []
     for name in chosen:
         print(f"{name}: {SIZE_TEXT.get(name, name)}", flush=True)
@@ -446,12 +447,9 @@ def main(argv=None) -> int:
               f"{_ms(st['jax_median_s'])} ms); PJRT only / jax compiled {q['pjrt_only_vs_jax_compiled']:.2f}x; "
               f"{time.perf_counter() - began:.0f} s", flush=True)
         records.append(rec)
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__, "quick": args.quick, "rounds": rounds, "steps": steps,
-            "split_reps": split_reps, "note": args.note}
-    (out / "lm_step.json").write_text(json.dumps({"meta": meta, "sizes": records}, indent=1) + "\n")
-    (out / "lm_step.md").write_text(markdown(meta, records))
-    print(f"wrote {out / 'lm_step.md'} and lm_step.json")
+    meta = {**measure.machine(), "quick": args.quick, "rounds": rounds, "steps": steps, "split_reps": split_reps,
+            "note": args.note}
+    measure.write_report(out, "lm_step", {"meta": meta, "sizes": records}, markdown(meta, records))
     return 0
 
 

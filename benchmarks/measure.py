@@ -9,6 +9,7 @@ and FLOPs per device (XLA's cost analysis). The three results must agree (rtol 1
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import time
@@ -69,6 +70,24 @@ def hlo_collectives(hlo_text: str) -> dict:
     summary = hlo_stats.summarize(found)
     summary["instructions"] = [c.to_json() for c in found]
     return summary
+
+
+def machine() -> dict:
+    """Today's date and the machine a result file was measured on (starts no backend)."""
+    import datetime
+    import platform
+
+    import jax
+
+    return {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "jax": jax.__version__}
+
+
+def write_report(out, name: str, data: dict, text: str) -> None:
+    """`out`/`name`.json (`data`) and `out`/`name`.md (`text`)."""
+    (out / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (out / f"{name}.md").write_text(text)
+    print(f"wrote {out / name}.md and {name}.json")
 
 
 def ensure_devices(n: int) -> None:

@@ -2,7 +2,8 @@
 runs), the HLO collective parser on the forms XLA prints, one compile-scaling point, and the
 LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
 `benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
-`benchmarks/propagation_conflicts.py`, and the remat measurement of `benchmarks/remat_lm.py` at its tiny size (no timed assertions)."""
+`benchmarks/propagation_conflicts.py`, the remat measurement of `benchmarks/remat_lm.py` at its tiny size, and the 1 x 8 vs 2 x 4
+process run of `benchmarks/multi_host.py` at its tiny size (its losses agree; no timed assertions)."""
 import json
 
 import pytest
@@ -135,3 +136,17 @@ def test_remat_benchmark_keeps_the_recomputation_and_equal_gradients(tmp_path):
         saved, remat = data["saved"][program], data["remat"][program]
         assert saved["optimization_barriers"] == 0 < remat["optimization_barriers"]
         assert remat["optimized_dots"] > saved["optimized_dots"]  # XLA did not merge the recomputation
+
+
+def test_multi_host_quick_run_reproduces_the_one_process_losses(tmp_path):
+    multi_host = load("multi_host")
+    assert multi_host.main(["--quick", "--out", str(tmp_path)]) == 0  # asserts the losses agree (rtol 1e-5)
+    (rec,) = json.loads((tmp_path / "multi_host.json").read_text())["sizes"]
+    assert rec["size"] == "tiny" and len(rec["losses"]) == 4 and rec["max_loss_rel_diff_2x4"] <= 1e-5
+    one, two = rec["collectives"]["1x8"], rec["collectives"]["2x4"]
+    assert rec["hlo_differences"]["outside_backend_config"] == 0 and {k: r["bytes_per_device"] for k, r in one.items()} == {
+        k: r["bytes_per_device"] for k, r in two.items()}
+    assert two["all-reduce over x"]["crosses"] and not two["all-reduce over y"]["crosses"]
+    assert not any(r["crosses"] for r in one.values())
+    assert "x = 4: across 2 processes" in rec["describe"] and "y = 2: inside each process" in rec["describe"]
+    assert "(equal)" in (tmp_path / "multi_host.md").read_text()
