@@ -86,7 +86,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     if budget is not None:
         _check_budget(report, budget)
     check_same_program(checks.module_of(program_or_module, "the program to compile"),
-                       f"{mode} {function} {run_mesh} [{rules}] {donate!r} {model!r} {budget}", module)
+                       lambda: f"{mode} {function} {run_mesh} [{rules}] {donate!r} {model!r} {budget}", module)
     start = time.perf_counter()
     exe = Executable(module, run_mesh, sig, mode=mode, report=report, donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start

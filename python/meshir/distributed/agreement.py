@@ -37,16 +37,17 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def check_same_program(module, options: str, lowered) -> None:
+def check_same_program(module, options, lowered) -> None:
     """MeshIRError unless every process compiles this same program as its next compile.
-    (`lowered`, the StableHLO module, is printed only in a program over processes.)"""
+    (`options()`, the compile options' text, and `lowered`, the StableHLO module, are
+    printed only in a program over processes.)"""
     global _compiles
     config = setup.current
     if config is None or config.num_processes < 2:
         return
     _compiles += 1
     prefix = f"meshir/compile/{_compiles}/"
-    mine = digests(module, options, str(lowered))
+    mine = digests(module, options(), str(lowered))
     client = jp.distributed_client()
     client.key_value_set(f"{prefix}{config.process_id}", json.dumps(mine))
     theirs = _gather(client, prefix, config)
