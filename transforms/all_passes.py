@@ -8,3 +8,4 @@ from .autodiff import autodiff_pass  # noqa: F401,E402
 from . import inline_calls  # noqa: F401,E402
 from . import canonicalize  # noqa: F401,E402
 from . import shard_update  # noqa: F401,E402
+from . import auto_layout_pass  # noqa: F401,E402

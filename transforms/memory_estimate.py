@@ -208,3 +208,24 @@ def format_bytes(n: int) -> str:
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n} B"
+
+
+BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_bytes(text: str, what: str = "memory_budget") -> int:
+    """Bytes from text such as "16GiB", "512MiB", "1.5GB", "1000" (binary and decimal units)."""
+    import re
+
+    from meshir.dialect.diagnostics import MeshIRValueError
+
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    if m is None:
+        raise MeshIRValueError(f"{what} must be a number of bytes with a unit (e.g. \"16GiB\", \"1.5GB\"), "
+                               f"got {text!r}")
+    unit = m.group(2).lower() or "b"
+    if unit not in BYTE_UNITS:
+        raise MeshIRValueError(f"{what} {text!r}: unknown unit {m.group(2)!r} (expected one of "
+                               "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+    return int(float(m.group(1)) * BYTE_UNITS[unit])

@@ -120,6 +120,11 @@ class MtfOp(ir.OpView):
     #: The reduction over operand names absent from the result ("sum", "max", "min"), if any:
     #: reduced while split over axes A, the local result is pending over A.
     REDUCTION: str | None = None
+    #: The arithmetic the op does, for the cost model's FLOPs (auto-layout): None (moves or
+    #: makes data only), "result" (one op per result element: elementwise), "operand" (one
+    #: per operand element: a reduction), "index_space" (a multiply and an add per point of
+    #: the joint index space of operands and result: a contraction).
+    WORK: str | None = None
     #: Pending reduction kind -> how a pending operand may stay pending through this op
     #: (docs/partitioning.md, "Linear uses"); see dialect/linearity.py for the rule names.
     LINEAR: dict[str, str] = {}

@@ -14,6 +14,7 @@ class EinsumOp(MtfOp):
     OPERATION_NAME = "mtf.einsum"
     OPERANDS = (1, None)
     REDUCTION = "sum"
+    WORK = "index_space"
     LINEAR = {"sum": "one_factor"}  # multilinear: one pending factor
 
     @property
@@ -49,6 +50,7 @@ class ReduceOp(MtfOp):
     """Reduce over the operand names absent from the result."""
 
     REDUCTION = "sum"
+    WORK = "operand"
 
     @property
     def reduced_names(self) -> list[str]:

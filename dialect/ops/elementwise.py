@@ -33,6 +33,8 @@ def _broadcast_sizes(types: list[TensorType]) -> dict[str, int]:
 class ElementwiseOp(MtfOp):
     """Shared rules: result names = union of operand names, one size per name."""
 
+    WORK = "result"
+
     #: Element types the operands may have.
     OPERAND_TYPES: frozenset[str] = frozenset(NUMERIC)
     #: The result's element type, or None when it equals the operands'.

@@ -5,6 +5,7 @@ there, so adding an op touches its family's module only."""
 from . import collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops
 from .checkpoint import Checkpoints  # noqa: F401
 from .collectives import *  # noqa: F401,F403
+from .auto_layout import AutoLayout, auto_layout  # noqa: F401
 from .compile import compile  # noqa: F401
 from meshir.lowering.runtime.process_local import process_local  # noqa: F401,E402
 from .composites import *  # noqa: F401,F403
@@ -30,7 +31,7 @@ from meshir.transforms.cost_model import AxisLink, CostModel  # noqa: F401,E402
 _OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops)
 
 __all__ = [
-    "Adafactor", "Adam", "AdamW", "AxisLink", "Checkpoints", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program", "custom_gradient", "explain",
+    "Adafactor", "Adam", "AdamW", "AutoLayout", "AxisLink", "auto_layout", "Checkpoints", "CostModel", "Dim", "Program", "SGD", "Tensor", "TrainStep", "compile", "current_program", "custom_gradient", "explain",
     "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "remat", "train_step", "value_and_grad", "visualize",
     *(name for family in _OP_FAMILIES for name in family.__all__),
 ]

@@ -173,7 +173,7 @@ def partition(module, rules: LayoutRules, model) -> None:
     """Run mi.compile's passes before the lowering on `module`, in place."""
     from meshir.transforms import Pipeline
 
-    from .compile import partition_passes
+    from meshir.transforms.partition import partition_passes
 
     Pipeline(partition_passes(module, rules, model)).apply(module)
 

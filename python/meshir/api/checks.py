@@ -239,25 +239,16 @@ def optional_name(x, what: str) -> str | None:
 
 
 #: Units of a memory budget: decimal (kB, MB, GB, TB) and binary (KiB, MiB, GiB, TiB).
-BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
 def memory_budget(x, what: str = "memory_budget") -> int | None:
     """Bytes per device: an int, or text such as "16GiB", "512MiB", "1.5GB" (binary and
     decimal units); None is no budget."""
-    import re
+    from meshir.transforms.memory_estimate import parse_bytes
 
     if x is None:
         return None
     if isinstance(x, str):
-        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", x)
-        if m is None:
-            raise located_error(f"{what} must be a number of bytes with a unit (e.g. \"16GiB\", \"1.5GB\"), "
-                                f"got {x!r}", MeshIRValueError)
-        unit = m.group(2).lower() or "b"
-        if unit not in BYTE_UNITS:
-            raise located_error(f"{what} {x!r}: unknown unit {m.group(2)!r} (expected one of "
-                                "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)", MeshIRValueError)
-        return int(float(m.group(1)) * BYTE_UNITS[unit])
+        try:
+            return parse_bytes(x, what)
+        except MeshIRValueError as e:
+            raise located_error(str(e), MeshIRValueError) from None
     return integer(x, what, minimum=0)

@@ -22,6 +22,7 @@ from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
+from meshir.transforms.partition import partition_passes  # noqa: F401  (also imported from here)
 
 from . import checks
 from .compile_report import CompileReport
@@ -34,7 +35,8 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
     with PJRT.
 
-    `layout`: Mesh-TensorFlow layout rules added to the program's. `mesh`: the mesh to run on
+    `layout`: Mesh-TensorFlow layout rules added to the program's, or "auto": the rules
+    `mi.auto_layout` chooses under `memory_budget` and `cost_model` (kept as `exe.auto_layout`). `mesh`: the mesh to run on
     when the program declares none (it must match the program's when it does). `mode`:
     "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
     whose buffers the results may reuse, or True for every argument with a result of the same
@@ -50,18 +52,19 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     """
     from meshir.lowering.runtime import Executable, ensure_cpu_devices
     from meshir.transforms import Pipeline
-    from meshir.transforms.inline_calls import inline_calls
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
 
     mode = checks.choice(mode, MODES, "mode")
-    source = checks.module_of(program_or_module, "the program to compile")
-    mesh = checks.mesh(mesh, "compile mesh")
-    rules = checks.layout_rules(layout, "layout rules")
-    function = checks.optional_name(function, "function")
     budget = checks.memory_budget(memory_budget)
-    with get_context():
-        source = _with_mesh(source.operation.clone(), mesh, function)
-        inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
+    chosen = None
+    if isinstance(layout, str) and layout == "auto":
+        from .auto_layout import auto_layout
+
+        chosen = auto_layout(program_or_module, mesh=mesh, memory_budget=budget, cost_model=cost_model,
+                             function=function)
+        layout = chosen.rules
+    rules = checks.layout_rules(layout, "layout rules")
+    source, function = prepared_source(program_or_module, checks.mesh(mesh, "compile mesh"), function)
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")
@@ -92,8 +95,22 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.partitioned_module = partitioned
+    exe.auto_layout = chosen  # what layout="auto" chose (mi.auto_layout's result), else None
     report.xla_memory = xla_memory(exe.memory_analysis())
     return exe
+
+
+def prepared_source(program_or_module, mesh, function):
+    """(a clone of the program's module with `mesh` declared and calls inlined, the entry's
+    name or None): what the passes of `mi.compile` and `mi.auto_layout` start from."""
+    from meshir.transforms.inline_calls import inline_calls
+
+    source = checks.module_of(program_or_module, "the program to compile")
+    function = checks.optional_name(function, "function")
+    with get_context():
+        source = _with_mesh(source.operation.clone(), mesh, function)
+        inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
+    return source, function
 
 
 def xla_memory(stats) -> dict | None:
@@ -120,24 +137,6 @@ def _check_budget(report, budget: int) -> None:
         f"of {format_bytes(budget)}; the largest tensors per device:\n" + "\n".join(rows) +
         "\nsplit a large tensor's dims over more mesh axes (a layout rule such as {'d_ff': ('x', 'y')}), "
         "or use a larger mesh")
-
-
-def partition_passes(module, rules, model, mode: str = EXPLICIT) -> list:
-    """mi.compile's passes before the lowering of `module`, for `rules` (LayoutRules) and
-    `model`; mtf-shard-update first where it has weight-update sharding's layouts to decide."""
-    from meshir.transforms.canonicalize import CanonicalizePass
-    from meshir.transforms.insert_collectives import InsertCollectivesPass
-    from meshir.transforms.propagate_sharding import PropagateShardingPass
-    from meshir.transforms.shard_update import with_shard_update
-
-    passes = with_shard_update([PropagateShardingPass.with_model(model, rules)], module.operation, rules)
-    if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
-        # explain: each collective records why it exists, for exe.explain() and the report
-        passes.append(InsertCollectivesPass.with_model(model, explain=True))
-    # mtf-canonicalize once every layout is decided: merging equal ops and erasing dead ones
-    # (collectives included) can then only lower the work and the bytes sent (docs/decisions.md).
-    passes.append(CanonicalizePass())
-    return passes
 
 
 def _with_mesh(module, mesh: Mesh | None, function: str | None):

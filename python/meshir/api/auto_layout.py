@@ -1,0 +1,87 @@
+"""`mi.auto_layout`: the layout rules an expert would write, found by search (docs/auto-layout.md).
+
+    choice = mi.auto_layout(step, mesh=mi.Mesh({"x": 4, "y": 2}), memory_budget="2GiB")
+    print(choice)                                  # the ranked candidates, cost broken down
+    exe = mi.compile(step, layout=choice.rules)    # or mi.compile(step, layout="auto", ...)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir.dialect import MeshIRError, get_context
+from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.signature import entry_function
+
+from . import checks
+
+
+@dataclass
+class AutoLayout:
+    """The chosen `.rules` (usable as `layout=`) and `.candidates`, the ranked table."""
+    rules: dict
+    candidates: list
+    objective: str
+    exact: bool
+    gap: float
+    visited: int
+    seconds: float
+    mesh: object
+
+    def __str__(self) -> str:
+        from meshir.transforms.memory_estimate import format_bytes
+
+        how = ("exact (branch and bound over the whole space)" if self.exact else
+               f"best found within the time limit, at most {100 * self.gap:.0f}% above the bound of the space")
+        lines = [f"auto layout on mesh <{self.mesh.format_axes()}>, objective {self.objective}: {how}; "
+                 f"{self.visited} nodes in {self.seconds:.2f} s",
+                 f"chosen: {format_rules(self.rules)}", ""]
+        rows = [("#", "rules", "time (ms)", "FLOPs/device", "bytes/device by kind", "memory/device", "")]
+        for i, c in enumerate(self.candidates, 1):
+            e = c.cost
+            kinds = ", ".join(f"{k} {v:,}" for k, v in e.bytes_by_kind) or "none"
+            rows.append((str(i), format_rules(c.rules), f"{1e3 * e.seconds:.3f}", f"{e.flops:,.0f}", kinds,
+                         format_bytes(e.memory), "measured" if c.measured else "predicted"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+        return "\n".join(lines)
+
+
+def format_rules(rules: dict) -> str:
+    parts = [f"{k}:{v[0] if len(v) == 1 else '(' + ','.join(v) + ')'}" for k, v in sorted(rules.items()) if v]
+    return "; ".join(parts) or "(no split: every device holds everything)"
+
+
+@reports_at_call_site
+def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str = "time",
+                time_limit: float = 10.0, cost_model=None, layout=None, function: str | None = None,
+                keep: int = 10, measure: int = 3) -> AutoLayout:
+    """Search the layout rules of `program_or_module` on `mesh` (or its own mesh).
+
+    `objective`: "time" (FLOPs at the device's throughput + α–β communication, the cost
+    model's), "bytes" (sent per device) or "memory" (per device). `memory_budget`: bytes per
+    device (int or text, "16GiB") no candidate may exceed. `layout`: rules the search keeps
+    (with the program's own `mtf.layout_rules` and `mtf.shard` pins). `time_limit`: seconds
+    of search before it returns the best found. `measure`: how many of the best candidates
+    are partitioned for real, their measured collectives and memory ranking them.
+    """
+    from meshir.transforms.auto_layout.choose import choose_layout
+
+    from .compile import prepared_source
+
+    objective = checks.choice(objective, ("time", "bytes", "memory"), "objective")
+    budget = checks.memory_budget(memory_budget)
+    model = checks.cost_model(cost_model)
+    rules = checks.layout_rules(layout, "layout rules")
+    if not isinstance(time_limit, (int, float)) or isinstance(time_limit, bool) or not time_limit > 0:
+        raise MeshIRError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    source, function = prepared_source(program_or_module, checks.mesh(mesh, "auto_layout mesh"), function)
+    fn = entry_function(source, function)
+    run_mesh = function_mesh(fn, module_meshes(source.operation))
+    if run_mesh is None:
+        raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or auto_layout(..., mesh=...)")
+    with get_context():
+        choice = choose_layout(source, fn, run_mesh, model, objective, budget, float(time_limit), dict(rules),
+                               keep, measure)
+    return AutoLayout({k: v for k, v in choice.chosen.rules.items() if v}, choice.candidates, objective,
+                      choice.exact, choice.gap, choice.visited, choice.seconds, run_mesh)

@@ -1,0 +1,155 @@
+"""mi.auto_layout: the branch-and-bound search finds what brute force over every legal rule
+set finds, its predicted collective bytes rank candidates as the real partitioning does, the
+chosen rules keep the user's constraints and fit the budget by the real memory estimate, the
+search does not grow with depth for stacked layers, and bad input is a clear error."""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import meshir as mi
+from meshir.api import checks
+from meshir.dialect.signature import entry_function
+from meshir.transforms.auto_layout.choose import Candidate, measure_candidate
+from meshir.transforms.auto_layout.estimate import Estimator
+from meshir.transforms.auto_layout.search import key, options, search
+from meshir.transforms.auto_layout.summary import summarize
+from meshir.transforms.cost_model import CostModel
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+from lm import model as lm_model  # noqa: E402
+
+B, M, F = mi.Dim("batch", 32), mi.Dim("d_model", 16), mi.Dim("d_ff", 64)
+TIME = CostModel("time", {"x": mi.AxisLink(1e-6, 1e9), "y": mi.AxisLink(1e-6, 1e10)})
+
+
+def ffn_loss(mesh):
+    with mi.Program("ffn", mi.Mesh(mesh)) as prog:
+        x, w1, w2 = prog.argument("x", [B, M]), prog.argument("w1", [M, F]), prog.argument("w2", [F, M])
+        y = mi.einsum(mi.relu(mi.einsum(x, w1, output=[B, F])), w2, output=[B, M])
+        prog.result(mi.mean((y - x) * (y - x)), name="loss")
+    return prog
+
+
+def train_step(mesh):
+    return mi.train_step(ffn_loss(mesh), mi.Adam(1e-2), params=["w1", "w2"])
+
+
+def prepared(program):
+    from meshir.api.compile import prepared_source
+
+    source, _ = prepared_source(program, None, None)
+    return source, entry_function(source, None)
+
+
+def legal_rule_sets(summary, mesh_shape):
+    """Brute force: every assignment of the dims' options with no axis twice in a tensor."""
+    names = sorted(summary.dims)
+    for combo in itertools.product(*(options(n, summary.dims[n], mesh_shape, summary, {}) for n in names)):
+        rules = dict(zip(names, combo))
+        if all(len([a for n in t for a in rules[n]]) == len({a for n in t for a in rules[n]}) for t in summary.tensors):
+            yield rules
+
+
+@pytest.mark.parametrize("mesh", [{"x": 4, "y": 2}, {"x": 2, "y": 2, "z": 2}], ids=["4x2", "2x2x2"])
+@pytest.mark.parametrize("objective", ["time", "bytes", "memory"])
+def test_branch_and_bound_finds_the_brute_force_optimum(mesh, objective):
+    _, fn = prepared(train_step(mesh))
+    summary = summarize(fn)
+    estimator = Estimator(summary, mesh, TIME)
+    found = search(estimator, objective, keep=5)
+    assert found.exact
+    every = sorted((key(estimator.estimate(r), objective) for r in legal_rule_sets(summary, mesh)))
+    assert [key(c.estimate, objective) for c in found.candidates] == every[:5]
+    assert found.evaluated <= len(every)
+
+
+def test_the_bound_cuts_most_of_a_transformers_space_and_keeps_the_optimum():
+    mesh = {"x": 4, "y": 2}
+    _, fn = prepared(lm_model.train_step(lm_model.Config(), mi.Mesh(mesh)))
+    summary = summarize(fn)
+    estimator = Estimator(summary, mesh, TIME)
+    found = search(estimator, "time", keep=3)
+    every = sorted(key(estimator.estimate(r), "time") for r in legal_rule_sets(summary, mesh))
+    assert found.exact and [key(c.estimate, "time") for c in found.candidates] == every[:3]
+    assert len(every) > 300 and found.evaluated < len(every) / 5, (found.evaluated, len(every))
+
+
+def test_predicted_bytes_rank_rule_sets_as_the_real_partitioning_does():
+    mesh = {"x": 4, "y": 2}
+    source, fn = prepared(train_step(mesh))
+    summary = summarize(fn)
+    estimator = Estimator(summary, mesh, TIME)
+    predicted, measured = [], []
+    for rules in legal_rule_sets(summary, mesh):
+        c = Candidate(rules, estimator.estimate(rules))
+        measure_candidate(source, fn, c, TIME, mesh)
+        predicted.append(c.predicted.bytes)
+        measured.append(c.measured.bytes)
+    assert len(predicted) >= 12
+    rank = lambda v: np.argsort(np.argsort(v, kind="stable"), kind="stable")  # noqa: E731
+    rho = np.corrcoef(rank(predicted), rank(measured))[0, 1]
+    assert rho >= 0.8, (rho, list(zip(predicted, measured)))
+
+
+def test_chosen_rules_keep_user_constraints_and_fit_the_budget_by_the_real_estimate():
+    step = train_step({"x": 4, "y": 2})
+    least = mi.auto_layout(step, objective="memory", layout={"batch": "x"}, cost_model=TIME)
+    assert least.exact and least.candidates[0].measured is not None and least.rules["batch"] == ("x",)
+    budget = int(1.2 * least.candidates[0].measured.memory)
+    choice = mi.auto_layout(step, memory_budget=budget, layout={"batch": "x"}, cost_model=TIME)
+    assert choice.rules["batch"] == ("x",)
+    exe = mi.compile(step, layout=choice.rules)
+    assert exe.compile_report.memory.total <= budget
+    assert str(choice).splitlines()[1].startswith("chosen: batch:x")
+    compiled = mi.compile(step, layout="auto", memory_budget=budget, cost_model=TIME)
+    assert compiled.auto_layout.rules == mi.auto_layout(step, memory_budget=budget, cost_model=TIME).rules
+    # the compiled step runs and equals the interpreter
+    rng = np.random.default_rng(0)
+    args = {"x": rng.standard_normal((32, 16), np.float32), "w1": rng.standard_normal((16, 64), np.float32) * 0.1,
+            "w2": rng.standard_normal((64, 16), np.float32) * 0.1, **mi.init_optimizer_state(step), "step": np.float32(1)}
+    np.testing.assert_allclose(np.asarray(compiled(**args)[0]), mi.interpret(step, **args)[0], rtol=1e-5)
+
+
+def test_the_search_does_not_grow_with_stacked_depth():
+    visited, groups = {}, {}
+    for layers in (2, 8):
+        cfg = dataclasses.replace(lm_model.Config(), layers=layers)
+        step = lm_model.train_step(cfg, mi.Mesh({"x": 4, "y": 2}), stacked=True)
+        choice = mi.auto_layout(step, cost_model=TIME, measure=0)
+        visited[layers] = choice.visited
+        source, fn = prepared(step)
+        groups[layers] = len(summarize(fn).groups)
+        assert "layers" not in choice.rules  # the scan's dim stays whole
+    assert groups[2] == groups[8]  # the layers share names: the same op groups, counted 4x more
+    assert visited[8] <= 1.5 * visited[2], visited
+
+
+def test_a_time_limit_returns_the_best_found_and_its_gap():
+    cfg = lm_model.Config()
+    step = lm_model.train_step(cfg, mi.Mesh({"x": 4, "y": 2}))
+    choice = mi.auto_layout(step, cost_model=TIME, time_limit=1e-9, measure=0)
+    assert not choice.exact and choice.candidates and 0 <= choice.gap <= 1
+    assert "at most" in str(choice).splitlines()[0]
+
+
+def test_bad_input_is_a_clear_error():
+    step = train_step({"x": 4, "y": 2})
+    with pytest.raises(mi.MeshIRError, match=r"no layout fits the memory budget of 100 B per device: .* largest tensors"):
+        mi.auto_layout(step, memory_budget=100)
+    with pytest.raises(mi.MeshIRError, match=r"constraints batch:x and d_model:x make every candidate illegal"):
+        mi.auto_layout(step, layout={"batch": "x", "d_model": "x"})
+    with pytest.raises(mi.MeshIRError, match=r"constraint d_model:x,y makes every candidate illegal: 'd_model' \(size 16\)"):
+        mi.auto_layout(train_step({"x": 4, "y": 8}), layout={"d_model": ("x", "y")})
+    with pytest.raises(mi.MeshIRError, match=r"unknown objective .speed. \(expected one of time, bytes, memory\)"):
+        mi.auto_layout(step, objective="speed")
+    with pytest.raises(mi.MeshIRError, match=r"time_limit must be a positive number"):
+        mi.auto_layout(step, time_limit=0)
+    with pytest.raises(mi.MeshIRError) as info:
+        mi.auto_layout(step, layout={"batch": "q"})
+    assert "axis 'q', not one of the mesh's (x, y)" in str(info.value) and str(info.value).startswith(__file__)

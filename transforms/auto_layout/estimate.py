@@ -1,0 +1,135 @@
+"""The predicted cost of a program under a rule set, from its summary (summary.py).
+
+A rule set maps each dim name to axes; every value is laid out by its dims' axes, and each
+op group then costs, per device and per run of the program:
+
+- **FLOPs**: its `WORK` over the local index space (a dim of size n split over axes of
+  product k has n/k local points);
+- **collectives**: an op that reduces over (or looks up along) split dims leaves its result
+  pending over their axes: one all_reduce of the result's shard, priced by the one cost
+  model (`CostModel.price`: bytes by the ring formulas, α–β seconds); a dim it needs whole
+  that is split: one all_gather of its shard;
+- **memory**: arguments and results per device, plus the largest op result per device (a
+  floor on the temporaries; the chosen candidates are re-measured by the real pipeline's
+  memory estimate, transforms/memory_estimate.py).
+
+Time = compute (FLOPs / the device's throughput) + communication, no overlap (cost_model.py).
+`lower_bound` prices a partial rule set: every dim not yet assigned counted as split as far as
+the axes its ops leave free allow, no collective that an unassigned dim could change: no
+completion of the partial rule set costs less (the search's branch-and-bound).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .summary import OpGroup, ProgramSummary
+
+#: FLOP/s per device when the cost model names no device kind (an accelerator's order of
+#: magnitude; with links at their default only the ratio of compute to communication matters).
+DEFAULT_FLOPS_PER_S = 1e13
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Predicted cost per device of one run: FLOPs, collectives by kind, seconds, memory."""
+    flops: float
+    bytes_by_kind: tuple[tuple[str, int], ...]
+    comm_seconds: float
+    compute_seconds: float
+    memory: int
+    collectives: int = 0
+    largest: tuple = field(default=(), compare=False)
+
+    @property
+    def bytes(self) -> int:
+        return sum(b for _, b in self.bytes_by_kind)
+
+    @property
+    def seconds(self) -> float:
+        return self.compute_seconds + self.comm_seconds
+
+
+def compute_seconds(model, flops: float) -> float:
+    """FLOPs per device at the device kind's throughput (the cost model's, when it has one)."""
+    if hasattr(model, "compute_seconds") and getattr(model, "device", None) is not None:
+        return model.compute_seconds(flops)
+    return flops / DEFAULT_FLOPS_PER_S
+
+
+class Estimator:
+    """Prices rule sets for one program summary on one mesh under one cost model."""
+
+    def __init__(self, summary: ProgramSummary, mesh_shape: dict[str, int], model):
+        self.summary, self.mesh_shape, self.model = summary, dict(mesh_shape), model
+        self.groups = list(summary.groups.items())
+
+    def split(self, rules: dict, name: str) -> int:
+        return math.prod(self.mesh_shape[a] for a in rules.get(name, ()))
+
+    def local(self, rules: dict, names, sizes: dict) -> int:
+        return math.prod(sizes[n] // self.split(rules, n) for n in names)
+
+    def estimate(self, rules: dict) -> Estimate:
+        sizes, flops, kinds, seconds, count = self.summary.dims, 0.0, {}, 0.0, 0
+        largest = 0
+        for g, n in self.groups:
+            space = dict(g.space)
+            result_bytes = self.local(rules, g.result, space) * g.itemsize
+            largest = max(largest, result_bytes)
+            flops += n * _work(g, lambda names: self.local(rules, names, space))
+            for kind, axes in self._collectives(g, rules):
+                cost = self.model.price(kind, result_bytes, axes, self.mesh_shape)
+                kinds[kind] = kinds.get(kind, 0) + n * cost.bytes_per_device
+                seconds += n * cost.seconds
+                count += n
+        memory = sum(self.local(rules, names, sizes) * size for names, size in
+                     self.summary.arguments + self.summary.results) + largest
+        return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops), memory, count)
+
+    @staticmethod
+    def _collectives(g: OpGroup, rules: dict):
+        pending = tuple(a for n in g.reduced for a in rules.get(n, ()))
+        if pending:
+            yield "all_reduce", pending
+        gathered = tuple(a for n in g.whole for a in rules.get(n, ()))
+        if gathered:
+            yield "all_gather", gathered
+
+    def lower_bound(self, rules: dict, assigned: set) -> Estimate:
+        """No rule set that keeps `rules` on the `assigned` dims costs less (module docstring)."""
+        sizes, flops, kinds, seconds = self.summary.dims, 0.0, {}, 0.0
+        for g, n in self.groups:
+            space = dict(g.space)
+            free = self._free_split(g, rules, assigned)
+            local = lambda names: math.prod(  # noqa: E731
+                max(1, space[x] // self.split(rules, x)) if x in assigned else max(1, space[x] // min(space[x], free))
+                for x in names)
+            flops += n * _work(g, local)
+            if set(g.reduced) | set(g.whole) | set(g.result) <= assigned:
+                result_bytes = self.local(rules, g.result, space) * g.itemsize
+                for kind, axes in self._collectives(g, rules):
+                    cost = self.model.price(kind, result_bytes, axes, self.mesh_shape)
+                    kinds[kind] = kinds.get(kind, 0) + n * cost.bytes_per_device
+                    seconds += n * cost.seconds
+        memory = 0
+        for names, size in self.summary.arguments + self.summary.results:
+            free = math.prod(self.mesh_shape.values())
+            memory += size * math.prod(sizes[x] // self.split(rules, x) if x in assigned
+                                       else max(1, sizes[x] // min(sizes[x], free)) for x in names)
+        return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops), memory)
+
+    def _free_split(self, g: OpGroup, rules: dict, assigned: set) -> int:
+        used = {a for x, _ in g.space if x in assigned for a in rules.get(x, ())}
+        return math.prod(s for a, s in self.mesh_shape.items() if a not in used)
+
+
+def _work(g: OpGroup, local) -> float:
+    names = [n for n, _ in g.space]
+    if g.work == "index_space":
+        return 2.0 * local(names)
+    if g.work == "result":
+        return float(local(g.result))
+    if g.work == "operand":
+        return float(local(names))
+    return 0.0
