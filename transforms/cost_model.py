@@ -16,17 +16,39 @@ goes at its slowest link (largest α, smallest β). A user who says that `x` is 
 (inter-host) and `y` fast gets plans that may send more bytes over `y` to send fewer over
 `x`: `CostModel(objective="time", links={"x": AxisLink(...), ...})`.
 
+**Devices** (transforms/device_kinds.py, one documented table: `cpu-virtual`, `tpu-v3`,
+`tpu-v4`, `a100`, `h100`): `CostModel(device="h100")` or `CostModel(device=DeviceKind(...))`
+gives every axis the device's link unless `links` names the axis (an inter-host axis, say),
+so an axis's link is, first to last: its entry in `links`, the device's `link`,
+`DEFAULT_LINK`. Without a device (the default) nothing changes. `mi.calibrate()`
+(python/meshir/api/calibrate.py) measures a DeviceKind and per-axis links on the machine it
+runs on, with micro-benchmarks of its own.
+
+**Step time** (with a device): `compute_seconds(flops) = flops / device.flops_per_s` (FLOPs per
+device, at the device's peak: no utilisation factor), and `step_seconds(flops, comm) =
+compute_seconds(flops) + comm`, where `comm` is the seconds of the step's collectives (the
+sum of their `Cost.seconds`). Compute and communication are added, never overlapped: XLA
+can overlap a collective with independent compute, but how much depends on the schedule it
+picks, which MeshIR does not see before compiling; the sum is an upper bound that orders
+plans by what they must do (docs/decisions.md, "Device kinds and step time").
+
 `Cost` has slots for FLOPs and memory per device (`flops_per_device`, `memory_per_device`); a
 collective has neither. Memory per device of a whole program is `CostModel.memory`
-(transforms/memory_estimate.py: liveness over the partitioned function).
+(transforms/memory_estimate.py: liveness over the partitioned function): a constraint on a
+layout (a budget it must fit), not a term of its time.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from meshir.dialect.diagnostics import MeshIRValueError
 from meshir.dialect.tensor_type import TensorType
+
+if TYPE_CHECKING:
+    from .device_kinds import DeviceKind
 
 OBJECTIVES = ("bytes", "time")
 
@@ -122,20 +144,29 @@ def halo_bytes(operand: TensorType, dim: str, low: int, high: int, mesh_shape: d
 @dataclass(frozen=True)
 class CostModel:
     """Prices collectives; `objective` says what the planner minimises ("bytes", the default,
-    or "time" by the α–β `links` per mesh axis). Ties go to fewer collectives."""
+    or "time" by the α–β `links` per mesh axis). Ties go to fewer collectives. `device`: a
+    device kind (a name from transforms/device_kinds.py, or a DeviceKind) whose link the
+    axes without a `links` entry get, and whose FLOP rate `compute_seconds` uses; None (the
+    default) leaves both out."""
 
     objective: str = "bytes"
     links: tuple[tuple[str, AxisLink], ...] = ()
+    device: "DeviceKind | None" = None
 
     def __post_init__(self):
         if self.objective not in OBJECTIVES:
             raise MeshIRValueError(f"cost objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         if isinstance(self.links, dict):
             object.__setattr__(self, "links", tuple(sorted(self.links.items())))
+        if self.device is not None:
+            from .device_kinds import device_kind
+
+            object.__setattr__(self, "device", device_kind(self.device))
 
     @staticmethod
-    def from_options(objective: str, links) -> "CostModel":
-        """From pass options: `links` as `axis:latency_s:bytes_per_s` strings."""
+    def from_options(objective: str, links, device: str = "") -> "CostModel":
+        """From pass options: `links` as `axis:latency_s:bytes_per_s` strings; `device` a
+        device-kind name, name:flops_per_s:latency_s:bytes_per_s, or '' for none."""
         parsed = {}
         for text in links:
             parts = text.split(":")
@@ -146,10 +177,35 @@ class CostModel:
             except (ValueError, IndexError):
                 raise MeshIRValueError(f"a link is axis:latency_s:bytes_per_s (e.g. x:1e-5:1e9), got '{text}'") from None
             parsed[axis] = AxisLink(latency, bandwidth)
-        return CostModel(objective, parsed)
+        return CostModel(objective, parsed, device or None)
 
     def link(self, axis: str) -> AxisLink:
-        return dict(self.links).get(axis, DEFAULT_LINK)
+        """The link of mesh `axis`: its `links` entry, else the device's link, else DEFAULT_LINK."""
+        return dict(self.links).get(axis, self.default_link())
+
+    def default_link(self) -> AxisLink:
+        """The link of an axis `links` does not name: the device's, or DEFAULT_LINK."""
+        return self.device.link if self.device is not None else DEFAULT_LINK
+
+    def compute_seconds(self, flops_per_device: float) -> float:
+        """Seconds to compute `flops_per_device` FLOPs at the device's rate (its peak)."""
+        if self.device is None:
+            raise MeshIRValueError("compute_seconds needs a device: CostModel(device=...) with a kind from "
+                                   "transforms/device_kinds.py or mi.calibrate()")
+        if not flops_per_device >= 0:
+            raise MeshIRValueError(f"FLOPs per device must be >= 0, got {flops_per_device!r}")
+        return flops_per_device / self.device.flops_per_s
+
+    def step_seconds(self, flops_per_device: float, collectives_seconds) -> float:
+        """Seconds of a step: compute plus communication, added (no overlap). The
+        communication is seconds, or the Costs of the step's collectives (their sum)."""
+        if isinstance(collectives_seconds, Cost):
+            collectives_seconds = collectives_seconds.seconds
+        elif not isinstance(collectives_seconds, (int, float)):
+            collectives_seconds = sum(c.seconds for c in collectives_seconds)
+        if not collectives_seconds >= 0:
+            raise MeshIRValueError(f"seconds of collectives must be >= 0, got {collectives_seconds!r}")
+        return self.compute_seconds(flops_per_device) + collectives_seconds
 
     def collective(self, kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> Cost:
         """The cost of one collective `kind` over `axes` on `operand`."""
@@ -159,7 +215,7 @@ class CostModel:
         """The cost of one collective `kind` over `axes` whose operand shard is `shard` bytes."""
         n = group_size(axes, mesh_shape)
         sent = ring_bytes(kind, shard, n)
-        links = [self.link(a) for a in axes] or [DEFAULT_LINK]
+        links = [self.link(a) for a in axes] or [self.default_link()]
         latency, bandwidth = max(k.latency_s for k in links), min(k.bytes_per_s for k in links)
         return Cost(sent, 1, ring_steps(kind, n) * latency + sent / bandwidth)
 

@@ -1,0 +1,244 @@
+"""`mi.calibrate()`: measure the cost model's constants (a DeviceKind and per-axis α–β links)
+on the devices MeshIR runs on, with micro-benchmarks of its own.
+
+Three kinds of programs, each compiled with `mi.compile` on `mesh` and timed together
+(one call of each per round, `repeats` rounds after one untimed round, each call ending in
+`block_until_ready`; the median of each is kept), so a slow phase of a shared machine slows
+every measurement alike:
+
+- **overhead**: a tiny elementwise op on every device: what any call costs (dispatch,
+  launching one thread per device), subtracted from the others;
+- **compute**: an f32 einsum `x[b, i] · w[i, j] -> [b, j]` with `b` split over every mesh
+  axis, so every device multiplies its own rows at once: `flops_per_s` = 2·(b/devices)·i·j
+  FLOPs per device over the median seconds (less the overhead);
+- **links**: for each mesh axis, `all_gather` of `x[a, m]` f32 (`a` split over that axis;
+  every group of the other axes gathers at once) for each shard size in `sizes`. The
+  seconds (less the overhead) are fitted to `ring_steps·α + ring_bytes/β`, the cost model's
+  own formulas (transforms/cost_model.py), by non-negative least squares on relative error
+  (each sample's residual over its time, but over no less than a tenth of the largest time,
+  so the smallest message weighs as much as the largest unless the overhead swallowed it).
+  Fitting every axis's samples together gives the device's default link.
+
+The layouts and programs are these micro-benchmarks only, never a model's (the auto-layout
+search is validated on the Transformer step and the MLP, which calibration must not see).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from meshir.dialect.diagnostics import MeshIRValueError
+from meshir.dialect.mesh import Mesh
+from meshir.transforms.cost_model import AxisLink, CostModel, ring_bytes, ring_steps
+from meshir.transforms.device_kinds import DeviceKind
+
+from . import checks
+
+__all__ = ["Calibration", "calibrate"]
+
+#: Shard sizes (bytes per device) of the all_gathers: 16 KiB, 128 KiB, 1 MiB. On the virtual
+#: CPU devices, larger messages cost more per byte than α–β says (2× the fit at 4 MiB, 5–7×
+#: at 8–16 MiB, measured 2026-11-24: cache misses and page faults of the gathered buffers),
+#: so β is fitted where the model holds, the size of the collectives of programs run here.
+SIZES = (16 << 10, 128 << 10, 1 << 20)
+#: The einsum per device: (rows of b per device, i, j).
+MATMUL = (512, 1024, 1024)
+_ROW = 256  # f32 elements in one row of the gathered tensor (1 KiB)
+_KIND = "all_gather"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed all_gather: over `axis` (`n` devices), its shard, the cost model's ring steps
+    and bytes sent per device, and the measured seconds (median, less the call overhead)."""
+
+    axis: str
+    n: int
+    shard_bytes: int
+    steps: int
+    bytes_sent: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What `mi.calibrate()` measured: `device` (FLOP rate, and the link fitted over every
+    axis), `links` (each axis's own fit), the call overhead, and the samples behind them."""
+
+    device: DeviceKind
+    links: dict = field(hash=False)
+    mesh: dict = field(hash=False)
+    overhead_s: float = 0.0
+    compute_seconds: float = 0.0
+    flops_per_device: float = 0.0
+    samples: tuple = ()
+    repeats: int = 0
+
+    def cost_model(self, objective: str = "time") -> CostModel:
+        """A CostModel with this device and these per-axis links."""
+        return CostModel(objective, dict(self.links), self.device)
+
+    def predicted(self, sample: Sample, link: AxisLink | None = None) -> float:
+        """The seconds the fitted link of `sample.axis` (or `link`) gives that sample."""
+        link = link or self.links[sample.axis]
+        return sample.steps * link.latency_s + sample.bytes_sent / link.bytes_per_s
+
+    def to_json(self) -> dict:
+        d = self.device
+        return {
+            "mesh": self.mesh, "repeats": self.repeats, "overhead_s": self.overhead_s,
+            "device": {"name": d.name, "flops_per_s": d.flops_per_s, "latency_s": d.link.latency_s,
+                       "bytes_per_s": d.link.bytes_per_s},
+            "compute": {"flops_per_device": self.flops_per_device, "seconds": self.compute_seconds},
+            "links": {a: {"latency_s": k.latency_s, "bytes_per_s": k.bytes_per_s} for a, k in self.links.items()},
+            "samples": [{**vars(s), "predicted_s": self.predicted(s)} for s in self.samples],
+        }
+
+    def __str__(self) -> str:
+        d = self.device
+        mesh = "×".join(f"{a}={n}" for a, n in self.mesh.items())
+        lines = [f"calibration on mesh {mesh} ({self.repeats} repeats, medians; call overhead "
+                 f"{self.overhead_s * 1e6:.0f} µs subtracted)",
+                 f"  compute: {d.flops_per_s / 1e9:.3g} GFLOP/s per device (f32 einsum, "
+                 f"{self.flops_per_device / 1e6:.0f} MFLOP per device in {self.compute_seconds * 1e3:.2f} ms)",
+                 f"  link, all axes: α = {d.link.latency_s * 1e6:.3g} µs, β = {d.link.bytes_per_s / 1e9:.3g} GB/s"]
+        for axis, link in self.links.items():
+            lines.append(f"  link {axis}: α = {link.latency_s * 1e6:.3g} µs, β = {link.bytes_per_s / 1e9:.3g} GB/s")
+        lines.append("  all_gather samples (axis, shard, measured, fitted):")
+        for s in self.samples:
+            lines.append(f"    {s.axis} (n={s.n}) {s.shard_bytes >> 10} KiB: {s.seconds * 1e3:.3f} ms, "
+                         f"fit {self.predicted(s) * 1e3:.3f} ms")
+        return "\n".join(lines)
+
+
+def calibrate(mesh=None, repeats: int = 11, *, sizes=SIZES, matmul=MATMUL, name: str = "calibrated") -> Calibration:
+    """Measure a DeviceKind named `name` and each axis's link on `mesh` (default 4×2, x and y).
+
+    `repeats`: timed rounds (medians are kept); `sizes`: shard bytes of the all_gathers
+    (at least 2); `matmul`: (rows per device, i, j) of the einsum. Returns a Calibration:
+    `.device`, `.links`, `.cost_model()`; print it for a summary."""
+    mesh = checks.mesh(mesh) or Mesh({"x": 4, "y": 2})
+    if not (isinstance(repeats, int) and repeats >= 1):
+        raise MeshIRValueError(f"calibrate: repeats must be an int >= 1, got {repeats!r}")
+    sizes = tuple(int(s) for s in sizes)
+    if len(set(sizes)) < 2 or min(sizes) < _ROW * 4:
+        raise MeshIRValueError(f"calibrate: sizes needs 2 or more different shard sizes of >= {_ROW * 4} bytes, "
+                               f"got {sizes}")
+    shape = mesh.shape
+    if all(n < 2 for n in shape.values()):
+        raise MeshIRValueError(f"calibrate: the mesh {shape} has no axis of 2 or more devices")
+    calls = {"overhead": _overhead_call(mesh), "compute": _matmul_call(mesh, *matmul)}
+    gathers = {}
+    for axis, n in shape.items():
+        if n < 2:
+            continue
+        for size in sizes:
+            rows = max(size // (_ROW * 4), 1)
+            gathers[(axis, rows)] = calls[(axis, rows)] = _gather_call(mesh, axis, rows)
+    times = _time(calls, repeats)
+    overhead = times["overhead"]
+    flops = 2.0 * matmul[0] * matmul[1] * matmul[2]
+    compute = max(times["compute"] - overhead, times["compute"] / 2)
+    samples = []
+    for (axis, rows), _ in gathers.items():
+        n, shard = shape[axis], rows * _ROW * 4
+        samples.append(Sample(axis, n, shard, ring_steps(_KIND, n), ring_bytes(_KIND, shard, n),
+                              max(times[(axis, rows)] - overhead, 0.0)))
+    links = {axis: _fit([s for s in samples if s.axis == axis]) for axis in dict.fromkeys(s.axis for s in samples)}
+    device = DeviceKind(name, flops / compute, _fit(samples), "f32",
+                        f"mi.calibrate() on mesh {shape}, {time.strftime('%Y-%m-%d')}")
+    return Calibration(device, links, dict(shape), overhead, compute, flops, tuple(samples), repeats)
+
+
+def _fit(samples) -> AxisLink:
+    """α, 1/β >= 0 minimising Σ ((steps·α + bytes/β - t) / max(t, t_max/10))²: relative error,
+    but a sample the overhead swallowed (t near 0 on a loaded machine) does not outweigh
+    the others more than tenfold."""
+    a = np.array([[s.steps, s.bytes_sent] for s in samples], dtype=float)
+    t = np.array([s.seconds for s in samples], dtype=float)
+    w = 1.0 / np.maximum(t, max(float(t.max()) / 10, 1e-9))
+    alpha, inv_beta = _nnls2(a * w[:, None], t * w)
+    return AxisLink(float(alpha), 1.0 / max(float(inv_beta), 1e-18))
+
+
+def _nnls2(a: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Non-negative least squares in two unknowns: the unconstrained optimum if it is
+    non-negative, else the best with one unknown at zero (the optimum lies on a face)."""
+    x = np.linalg.lstsq(a, y, rcond=None)[0]
+    if (x >= 0).all():
+        return float(x[0]), float(x[1])
+    candidates = [np.zeros(2)]
+    for j in (0, 1):
+        col = a[:, j]
+        if col @ col > 0:
+            c = np.zeros(2)
+            c[j] = max(col @ y / (col @ col), 0.0)
+            candidates.append(c)
+    best = min(candidates, key=lambda c: float(np.sum((a @ c - y) ** 2)))
+    return float(best[0]), float(best[1])
+
+
+def _time(calls: dict, repeats: int) -> dict:
+    """Median seconds of each call (interleaved rounds, one untimed round first)."""
+    import jax
+
+    for call in calls.values():
+        jax.block_until_ready(call())
+    times = {k: [] for k in calls}
+    for _ in range(repeats):
+        for k, call in calls.items():
+            start = time.perf_counter()
+            jax.block_until_ready(call())
+            times[k].append(time.perf_counter() - start)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _runner(prog, inputs: dict):
+    """A call of `prog` compiled by mi.compile, its inputs placed on the devices once."""
+    import jax
+
+    from .compile import compile as mi_compile
+
+    exe = mi_compile(prog)
+    placed = [jax.device_put(inputs[n], s) for n, s in zip(exe.signature.arg_names, exe.in_shardings)]
+    return lambda: exe(*placed)
+
+
+def _overhead_call(mesh: Mesh):
+    from .dims import Dim
+    from .program import Program
+
+    axes = mesh.axis_names
+    with Program("calibrate_overhead", mesh) as prog:
+        x = prog.argument("x", [Dim("a", mesh.size), Dim("m", 8)], layout={"a": axes})
+        prog.result(x + x, name="y")
+    return _runner(prog, {"x": np.ones((mesh.size, 8), np.float32)})
+
+
+def _matmul_call(mesh: Mesh, rows: int, i: int, j: int):
+    from .contraction import einsum
+    from .dims import Dim
+    from .program import Program
+
+    b = rows * mesh.size
+    with Program("calibrate_compute", mesh) as prog:
+        x = prog.argument("x", [Dim("b", b), Dim("i", i)], layout={"b": mesh.axis_names})
+        w = prog.argument("w", [Dim("i", i), Dim("j", j)])
+        prog.result(einsum(x, w, output=["b", "j"]), name="y")
+    rng = np.random.default_rng(0)
+    return _runner(prog, {"x": rng.standard_normal((b, i), np.float32), "w": rng.standard_normal((i, j), np.float32)})
+
+
+def _gather_call(mesh: Mesh, axis: str, rows: int):
+    from .collectives import all_gather
+    from .dims import Dim
+    from .program import Program
+
+    a = rows * mesh.shape[axis]
+    with Program(f"calibrate_gather_{axis}", mesh) as prog:
+        x = prog.argument("x", [Dim("a", a), Dim("m", _ROW)], layout={"a": axis})
+        prog.result(all_gather(x, "a", axis), name="y")
+    return _runner(prog, {"x": np.ones((a, _ROW), np.float32)})
