@@ -101,8 +101,10 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=defaults["seed"],
                    help="seed of the initial parameters and of the batches (default: %(default)s)")
     g = p.add_argument_group("layout")
-    g.add_argument("--layout", choices=list(model.LAYOUTS), default="2d",
-                   help="; ".join(f"{k}: {v}" for k, v in model.LAYOUT_HELP.items()) + " (default: %(default)s)")
+    g.add_argument("--layout", choices=[*model.LAYOUTS, "auto"], default="2d",
+                   help="; ".join(f"{k}: {v}" for k, v in model.LAYOUT_HELP.items()) + "; auto: the rules "
+                        "mi.auto_layout chooses for this model on the 4x2 mesh, printed with the candidates "
+                        "it weighed (default: %(default)s)")
     g.add_argument("--full-report", action="store_true",
                    help="print the whole compile report (every value's layout), not just the collectives")
     g = p.add_argument_group("output")
@@ -177,14 +179,33 @@ def _one_line(error: Exception) -> str:
     return first + (f" (the first of {len(lines)} diagnostics)" if len(lines) > 1 else "")
 
 
+def layout_mesh(layout: str) -> mi.Mesh:
+    """The mesh of --layout (auto searches the 2-D layout's 4x2 mesh)."""
+    return model.layout("2d" if layout == "auto" else layout)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def auto_choice(cfg: model.Config) -> mi.AutoLayout:
+    """--layout auto: the rules mi.auto_layout chooses for the training step on the 4x2 mesh
+    (time on this machine's device kind, the cost model's default), for every program."""
+    return mi.auto_layout(train_program(cfg, "auto"), keep=5)
+
+
+def layout_of(cfg: model.Config, layout: str) -> tuple[mi.Mesh, dict]:
+    """(mesh, rules) of --layout."""
+    if layout == "auto":
+        return layout_mesh(layout), dict(auto_choice(cfg).rules)
+    return model.layout(layout)
+
+
 @functools.lru_cache(maxsize=None)
 def train_program(cfg: model.Config, layout: str) -> mi.TrainStep:
-    return model.train_step(cfg, model.layout(layout)[0])
+    return model.train_step(cfg, layout_mesh(layout))
 
 
 @functools.lru_cache(maxsize=None)
 def compiled_train_step(cfg: model.Config, layout: str):
-    mesh, rules = model.layout(layout)
+    mesh, rules = layout_of(cfg, layout)
     step = train_program(cfg, layout)
     try:
         exe = mi.compile(step, layout=rules, donate=True)  # parameters and state stay on the devices
@@ -197,7 +218,7 @@ def compiled_train_step(cfg: model.Config, layout: str):
 @functools.lru_cache(maxsize=None)
 def compiled_forward(cfg: model.Config, layout: str):
     """The forward program (results: loss, logits) for validation and generation."""
-    mesh, rules = model.layout(layout)
+    mesh, rules = layout_of(cfg, layout)
     try:
         return mi.compile(model.build(cfg, mesh, with_logits=True), layout=rules)
     except mi.MeshIRError as e:
@@ -275,7 +296,7 @@ def run(argv=None, out=None) -> dict:
         print(text, file=out, flush=True)
 
     corpus = data.load_corpus(args.corpus)
-    mesh, rules = model.layout(args.layout)
+    mesh, rules = layout_of(cfg, args.layout)
     n_params = sum(int(np.prod([d.size for d in dims])) for dims in model.param_dims(cfg).values())
     say(f"corpus: {corpus}")
     say(f"model: {cfg.layers} layers, d_model {cfg.d_model}, {cfg.heads} heads of d_k {cfg.d_k}, d_ff {cfg.d_ff}, "
@@ -285,6 +306,9 @@ def run(argv=None, out=None) -> dict:
     say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}{schedule}, "
         f"seed {cfg.seed}, {args.steps} steps")
     say(f"layout {args.layout}: {model.format_rules(rules)} on the {model.format_mesh(mesh)}")
+    if args.layout == "auto":  # what the search chose, and why: the best candidates, cost broken down
+        say(textwrap.indent("\n".join(str(auto_choice(cfg)).splitlines()[:1] + str(auto_choice(cfg)).splitlines()[2:]),
+                            "  "))
 
     # parameters and optimizer state: from the checkpoint (checked before compiling), or fresh
     step_prog = train_program(cfg, args.layout)
@@ -418,7 +442,7 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
 def launch(argv: list[str], args) -> int:
     """--processes N: this script N times on this machine, each with its share of the mesh's
     devices and without --processes; process 0's output is ours."""
-    mesh, _ = model.layout(args.layout)
+    mesh = layout_mesh(args.layout)
     if args.processes < 1 or mesh.size % args.processes:
         raise UsageError(f"--processes {args.processes} does not divide the {model.format_mesh(mesh)}")
     child = [a for i, a in enumerate(argv) if a != "--processes" and not a.startswith("--processes=")
@@ -430,7 +454,7 @@ def launch(argv: list[str], args) -> int:
 
 def join(args) -> None:
     """Join the run over processes (--coordinator, or the environment launch_local sets)."""
-    mesh, _ = model.layout(args.layout)
+    mesh = layout_mesh(args.layout)
     if args.coordinator or os.environ.get("MESHIR_PROCESS_ID"):
         num = args.num_processes or int(os.environ.get("MESHIR_NUM_PROCESSES", "1"))
         if mesh.size % num:

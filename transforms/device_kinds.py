@@ -123,3 +123,15 @@ def device_kind(kind) -> DeviceKind:
         raise MeshIRValueError(f"unknown device kind '{kind}'; known: {', '.join(DEVICE_KINDS)} "
                                "(or a mi.DeviceKind of your own)")
     return DEVICE_KINDS[kind]
+
+
+def kind_of(platform: str, device_kind: str) -> str | None:
+    """The table's name for a jax device (`device.platform`, `device.device_kind`, e.g. "gpu",
+    "NVIDIA H100 80GB HBM3"), or None when the table has no such kind."""
+    text = device_kind.lower()
+    if platform == "cpu":
+        return "cpu-virtual"
+    for needle, name in (("h100", "h100"), ("a100", "a100"), ("v4", "tpu-v4"), ("v3", "tpu-v3")):
+        if needle in text and (platform == "tpu") == name.startswith("tpu"):
+            return name
+    return None

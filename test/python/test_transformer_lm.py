@@ -229,3 +229,14 @@ def test_processes_that_do_not_divide_the_mesh_are_one_clear_line(lm, capsys):
     assert lm.main(TINY + QUIET + ["--processes", "3"]) == 1
     err = capsys.readouterr().err.strip()
     assert err == "transformer_lm.py: error: --processes 3 does not divide the 4x2 mesh (x=4, y=2) of 8 devices", err
+
+
+def test_layout_auto_prints_its_choice_and_trains_on_the_same_curve(lm):
+    out = io.StringIO()
+    auto = lm.run(TINY + QUIET + ["--steps", "3", "--layout", "auto"], out=out)
+    single = run(lm, "--steps", "3", "--layout", "single")
+    np.testing.assert_allclose(auto["train_loss"], single["train_loss"], rtol=2e-5)
+    text = out.getvalue()
+    assert "auto layout on mesh" in text and "exact (branch and bound" in text and "measured" in text, text
+    chosen = lm.auto_choice(tiny_config(lm)).rules
+    assert f"layout auto: {lm.model.format_rules(chosen)}" in text

@@ -47,6 +47,18 @@ class AutoLayout:
         return "\n".join(lines)
 
 
+def default_cost_model():
+    """Time on the device kind of jax's first device (transforms/device_kinds.py: cpu-virtual
+    on the CPU, h100, a100, tpu-v3, tpu-v4), or the model's default constants for others."""
+    import jax
+
+    from meshir.transforms.cost_model import CostModel
+    from meshir.transforms.device_kinds import kind_of
+
+    device = jax.devices()[0]
+    return CostModel("time", device=kind_of(device.platform, getattr(device, "device_kind", "")))
+
+
 def format_rules(rules: dict) -> str:
     parts = [f"{k}:{v[0] if len(v) == 1 else '(' + ','.join(v) + ')'}" for k, v in sorted(rules.items()) if v]
     return "; ".join(parts) or "(no split: every device holds everything)"
@@ -59,7 +71,7 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     """Search the layout rules of `program_or_module` on `mesh` (or its own mesh).
 
     `objective`: "time" (FLOPs at the device's throughput + α–β communication, the cost
-    model's), "bytes" (sent per device) or "memory" (per device). `memory_budget`: bytes per
+    model's; by default the device kind of jax's devices, `default_cost_model`), "bytes" (sent per device) or "memory" (per device). `memory_budget`: bytes per
     device (int or text, "16GiB") no candidate may exceed. `layout`: rules the search keeps
     (with the program's own `mtf.layout_rules` and `mtf.shard` pins). `time_limit`: seconds
     of search before it returns the best found. `measure`: how many of the best candidates
@@ -71,7 +83,7 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
 
     objective = checks.choice(objective, ("time", "bytes", "memory"), "objective")
     budget = checks.memory_budget(memory_budget)
-    model = checks.cost_model(cost_model)
+    model = checks.cost_model(cost_model) if cost_model is not None else default_cost_model()
     rules = checks.layout_rules(layout, "layout rules")
     if not isinstance(time_limit, (int, float)) or isinstance(time_limit, bool) or not time_limit > 0:
         raise MeshIRError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
