@@ -13,6 +13,13 @@
 // CHECK: --version
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
+// CHECK-NEXT: --mtf-auto-layout {{ +}}Choose the layout rules of each function by a search
+// CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
+// CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
+// CHECK-NEXT: device=<str>  (default: )  device kind
+// CHECK-NEXT: memory-budget=<str>  (default: )  bytes per device no candidate may exceed
+// CHECK-NEXT: goal=<one of time|bytes|memory>  (default: time)  what the chosen rules minimise per device
+// CHECK-NEXT: time-limit=<float>  (default: 10.0)  seconds of search
 // CHECK-NEXT: --mtf-autodiff {{ +}}Add <function>_grad: the value and the gradients of a function's scalar result
 // CHECK-NEXT: function=<str>  (default: )  the function to differentiate
 // CHECK-NEXT: wrt=<list of str>  (default: ())  arguments to differentiate with respect to
@@ -25,12 +32,14 @@
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
+// CHECK-NEXT: device=<str>  (default: )  device kind
 // CHECK-NEXT: explain=<bool>  (default: false)  record on each collective why it exists
 // CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower mtf functions to StableHLO with Shardy shardings
 // CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)  explicit: per-device StableHLO {{.*}} gspmd: global StableHLO with sdy.sharding_constraint
 // CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
+// CHECK-NEXT: device=<str>  (default: )  device kind
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
 // CHECK-NEXT: --mtf-shard-update {{ +}}Decide the layouts of weight-update and parameter sharding
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules (give the ones mtf-propagate-sharding gets)
