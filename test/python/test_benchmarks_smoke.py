@@ -3,7 +3,8 @@ runs), the HLO collective parser on the forms XLA prints, one compile-scaling po
 LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
 `benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
 `benchmarks/propagation_conflicts.py`, the remat measurement of `benchmarks/remat_lm.py` at its tiny size, and the 1 x 8 vs 2 x 4
-process run of `benchmarks/multi_host.py` at its tiny size (its losses agree; no timed assertions)."""
+process run of `benchmarks/multi_host.py` at its tiny size (its losses agree), and the quick mode of
+`benchmarks/auto_layout.py` (its structure; no timed assertions)."""
 import json
 
 import pytest
@@ -150,3 +151,26 @@ def test_multi_host_quick_run_reproduces_the_one_process_losses(tmp_path):
     assert not any(r["crosses"] for r in one.values())
     assert "x = 4: across 2 processes" in rec["describe"] and "y = 2: inside each process" in rec["describe"]
     assert "(equal)" in (tmp_path / "multi_host.md").read_text()
+
+
+def test_auto_layout_quick_run_writes_its_tables(tmp_path):
+    auto_layout = load("auto_layout")
+    assert auto_layout.main(["--quick", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "auto_layout.json").read_text())
+    assert [c["kind"] for c in data["timed"]] == ["mlp", "lm"]
+    for case in data["timed"]:
+        labels = [r["label"] for r in case["candidates"]]
+        assert labels[0] == "chosen" and case["chosen"] == case["candidates"][0]["text"]
+        assert len(set(r["text"] for r in case["candidates"])) == len(labels) >= 4
+        for r in case["candidates"]:
+            assert r["predicted"]["seconds"] > 0 and r["measured"]["median_s"] > 0
+            assert r["predicted"]["bytes"] == r["hlo_bytes_per_device"] or abs(
+                r["predicted"]["bytes"] - r["hlo_bytes_per_device"]) <= 8  # scalar loss all-reduce rounding
+        assert -1.0 <= case["spearman"]["predicted"] <= 1.0 and case["chosen_over_best"] >= 1.0
+    paper = data["paper"]
+    assert paper["model_4_9b"]["chosen"]["xla_memory"]["total"] > 0
+    assert paper["model_4_9b"]["hand_2d"]["hlo_bytes_per_device"] > 0
+    assert [row["layers"] for row in paper["depth"]] == [1, 2]
+    assert all(row["measure0"]["visited"] > 0 for row in paper["depth"])
+    text = (tmp_path / "auto_layout.md").read_text()
+    assert "Spearman" in text and "### Search time by depth" in text
