@@ -153,3 +153,18 @@ def test_bad_input_is_a_clear_error():
     with pytest.raises(mi.MeshIRError) as info:
         mi.auto_layout(step, layout={"batch": "q"})
     assert "axis 'q', not one of the mesh's (x, y)" in str(info.value) and str(info.value).startswith(__file__)
+
+
+def test_a_weight_update_sharded_step_gets_only_rules_with_a_data_parallel_axis():
+    """mi.train_step(shard_update=True) needs an axis that splits the batch and no
+    parameter: the search keeps only such rule sets, and the choice compiles and runs."""
+    step = mi.train_step(ffn_loss({"x": 4, "y": 2}), mi.Adam(1e-2), params=["w1", "w2"], shard_update=True)
+    choice = mi.auto_layout(step, cost_model=TIME)
+    assert all("batch" in c.rules and c.rules["batch"] for c in choice.candidates)
+    exe = mi.compile(step, layout=choice.rules)
+    kinds = {c.kind for c in exe.compile_report.collectives}
+    assert "reduce_scatter" in kinds  # the update is sharded
+    rng = np.random.default_rng(1)
+    args = {"x": rng.standard_normal((32, 16), np.float32), "w1": rng.standard_normal((16, 64), np.float32) * 0.1,
+            "w2": rng.standard_normal((64, 16), np.float32) * 0.1, **mi.init_optimizer_state(step), "step": np.float32(1)}
+    np.testing.assert_allclose(np.asarray(exe(**args)[0]), mi.interpret(step, **args)[0], rtol=1e-5)

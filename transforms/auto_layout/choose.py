@@ -54,10 +54,11 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
     fixed = {**LayoutRules.from_attribute(fn), **(fixed or {})}
     _check_fixed(summary, mesh_shape, {**summary.fixed, **fixed})
     estimator = Estimator(summary, mesh_shape, model)
+    accept = _update_sharding_condition(module, fn, mesh)
     scale, tried = 1.0, []
     for _ in range(4):  # the model's memory is a floor: tighten its budget by what was measured
         result = search(estimator, objective, None if memory_budget is None else int(memory_budget * scale),
-                        time_limit, fixed, keep)
+                        time_limit, fixed, keep, accept)
         if not result.candidates:
             break
         candidates = [Candidate(f.rules, f.estimate) for f in result.candidates]
@@ -89,6 +90,27 @@ def _measure_until_fit(module, fn, candidates, model, mesh_shape, budget, measur
         if budget is None or c.measured.memory <= budget:
             fitting.append(c)
     return fitting, rest
+
+
+def _update_sharding_condition(module, fn, mesh):
+    """For a `mi.train_step(shard_update=...)` (its markers still waiting for
+    mtf-shard-update): accept only rule sets under which that pass finds its data axes and
+    split dims, as mi.compile would need; None for other programs."""
+    from meshir.transforms.shard_update import UpdatePlan, _scanned_dims, parameter_markers
+
+    markers = parameter_markers(module.operation)
+    if not markers:
+        return None
+    own, scanned = LayoutRules.from_attribute(fn), _scanned_dims(module.operation)
+
+    def accept(rules: dict) -> bool:
+        try:
+            UpdatePlan.of(fn, markers, mesh, own.merged(LayoutRules.of({k: v for k, v in rules.items() if v})), scanned)
+        except MeshIRError:
+            return False
+        return True
+
+    return accept
 
 
 def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict) -> None:

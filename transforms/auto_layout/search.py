@@ -71,7 +71,9 @@ def options(name: str, size: int, mesh_shape: dict[str, int], summary, fixed: di
 
 
 def search(estimator: Estimator, objective: str = "time", memory_budget: int | None = None,
-           time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10) -> SearchResult:
+           time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10, accept=None) -> SearchResult:
+    """The best `keep` rule sets (module docstring); `accept(rules)`, when given, vets each
+    complete rule set (another pass's condition, e.g. weight-update sharding's data axes)."""
     summary, mesh_shape = estimator.summary, estimator.mesh_shape
     fixed = {**summary.fixed, **(fixed or {})}
     weight = {n: 0 for n in summary.dims}
@@ -100,6 +102,8 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
             exact = False
             return False
         if i == len(names):
+            if accept is not None and not accept(rules):
+                return True
             evaluated += 1
             found = Found(dict(rules), estimator.estimate(rules))
             if memory_budget is not None and found.estimate.memory > memory_budget:
