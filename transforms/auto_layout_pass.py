@@ -20,6 +20,7 @@ from .auto_layout.choose import choose_layout
 from .cost_model_options import CostModelOptions
 from .memory_estimate import parse_bytes
 from .registry import ModulePass, option, register_pass
+from .shard_update import drop_parameter_markers
 
 
 @register_pass
@@ -41,6 +42,8 @@ class AutoLayoutPass(CostModelOptions, ModulePass):
             with fn.context:
                 choice = choose_layout(module_op, fn, mesh, self.cost_model(), self.goal, budget,
                                        self.time_limit)
+                if choice.chosen.shard_update is False:  # cheaper without weight-update sharding
+                    drop_parameter_markers(module_op)
                 rules = {k: v for k, v in choice.chosen.rules.items() if v}
                 fn.attributes["mtf.layout_rules"] = ir.DictAttr.get(
                     {k: ir.ArrayAttr.get([ir.StringAttr.get(a) for a in v]) for k, v in sorted(rules.items())})

@@ -89,6 +89,17 @@ def parameter_markers(module_op) -> list:
             if op.operation.name == "mtf.shard" and "param_layout" in op.operation.attributes]
 
 
+def drop_parameter_markers(module_op) -> None:
+    """Weight-update sharding off: each waiting marker gives way to its operand, and the step
+    no longer asks for the pass (what mi.train_step without shard_update builds)."""
+    for op in parameter_markers(module_op):
+        op.operation.results[0].replace_all_uses_with(op.operation.operands[0])
+        op.operation.erase()
+    for fn in defined_functions(module_op):
+        if AXES_ATTR in fn.attributes:
+            del fn.attributes[AXES_ATTR]
+
+
 def _scanned_dims(module_op) -> set[str]:
     """Dims some mtf.scan iterates over: splitting one would put each iteration on few devices."""
     out = set()

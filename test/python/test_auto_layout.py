@@ -160,11 +160,25 @@ def test_a_weight_update_sharded_step_gets_only_rules_with_a_data_parallel_axis(
     parameter: the search keeps only such rule sets, and the choice compiles and runs."""
     step = mi.train_step(ffn_loss({"x": 4, "y": 2}), mi.Adam(1e-2), params=["w1", "w2"], shard_update=True)
     choice = mi.auto_layout(step, cost_model=TIME)
-    assert all("batch" in c.rules and c.rules["batch"] for c in choice.candidates)
-    exe = mi.compile(step, layout=choice.rules)
+    sharded = [c for c in choice.candidates if c.shard_update]
+    assert sharded and all(c.rules.get("batch") for c in sharded)
+    exe = mi.compile(step, layout={k: v for k, v in sharded[0].rules.items() if v})
     kinds = {c.kind for c in exe.compile_report.collectives}
     assert "reduce_scatter" in kinds  # the update is sharded
     rng = np.random.default_rng(1)
     args = {"x": rng.standard_normal((32, 16), np.float32), "w1": rng.standard_normal((16, 64), np.float32) * 0.1,
             "w2": rng.standard_normal((64, 16), np.float32) * 0.1, **mi.init_optimizer_state(step), "step": np.float32(1)}
     np.testing.assert_allclose(np.asarray(exe(**args)[0]), mi.interpret(step, **args)[0], rtol=1e-5)
+
+
+def test_weight_update_sharding_is_a_choice_of_the_search():
+    """For a step built with shard_update=True the search weighs the sharding on and off:
+    under the memory objective it keeps it, where it is cheaper in time without it (a tiny
+    step, no split) mi.compile(layout="auto") compiles the step without it."""
+    step = mi.train_step(ffn_loss({"x": 4, "y": 2}), mi.Adam(1e-2), params=["w1", "w2"], shard_update=True)
+    memory = mi.auto_layout(step, objective="memory", cost_model=TIME)
+    assert memory.shard_update is True and {c.shard_update for c in memory.candidates} == {True, False}
+    assert "+ update sharded" in str(memory).splitlines()[1]
+    timed = mi.compile(step, layout="auto", cost_model=TIME)
+    assert timed.auto_layout.shard_update is False and timed.auto_layout.rules == {}
+    assert "mtf.update_sharding" not in str(timed.partitioned_module) and not timed.compile_report.collectives

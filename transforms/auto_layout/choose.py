@@ -22,11 +22,14 @@ from .summary import summarize
 
 @dataclass
 class Candidate:
-    """One rule set with its predicted cost; `measured` once partitioned for real."""
+    """One rule set with its predicted cost; `measured` once partitioned for real.
+    `shard_update`: for a step built with weight-update sharding, whether this candidate
+    keeps it (True) or turns it off (False); None for other programs."""
     rules: dict
     predicted: Estimate
     measured: Estimate | None = None
     largest: tuple = field(default=(), repr=False)
+    shard_update: bool | None = None
 
     @property
     def cost(self) -> Estimate:
@@ -44,6 +47,16 @@ class Choice:
     seconds: float
 
 
+@dataclass
+class Variant:
+    """The program as one variant of the search space: as written, or (for a step built with
+    weight-update sharding) with the sharding on or off; `adjust` as search() takes it."""
+    module: object
+    fn: object
+    shard_update: bool | None = None
+    adjust: object = None
+
+
 def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budget: int | None = None,
                   time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10, measure: int = 3) -> Choice:
     """The best rule set for `fn` of `module` (an mtf module before propagation) on `mesh`."""
@@ -53,32 +66,42 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
     mesh_shape = dict(mesh.axes)
     fixed = {**LayoutRules.from_attribute(fn), **(fixed or {})}
     _check_fixed(summary, mesh_shape, {**summary.fixed, **fixed})
-    estimator = Estimator(summary, mesh_shape, model)
-    accept = _update_sharding_condition(module, fn, mesh)
+    variants = _variants(module, fn, mesh, mesh_shape)
     scale, tried = 1.0, []
     for _ in range(4):  # the model's memory is a floor: tighten its budget by what was measured
-        result = search(estimator, objective, None if memory_budget is None else int(memory_budget * scale),
-                        time_limit, fixed, keep, accept)
-        if not result.candidates:
+        budget = None if memory_budget is None else int(memory_budget * scale)
+        found, results = [], []
+        for v in variants:
+            estimator = Estimator(summarize(v.fn), mesh_shape, model)
+            result = search(estimator, objective, budget, time_limit / len(variants), fixed, keep, v.adjust)
+            results.append(result)
+            found += [(f, v) for f in result.candidates]
+        found.sort(key=lambda fv: fv[0].sort_key(objective) + (fv[1].shard_update is False,))
+        found = found[:keep]
+        if not found:
             break
-        candidates = [Candidate(f.rules, f.estimate) for f in result.candidates]
-        fitting, rest = _measure_until_fit(module, fn, candidates, model, mesh_shape, memory_budget, measure)
-        tried += [c for c in candidates if c.measured is not None]
+        candidates = [Candidate(f.rules, f.estimate, shard_update=v.shard_update) for f, v in found]
+        by_candidate = {id(c): v for c, (_, v) in zip(candidates, found)}
+        fitting, rest = _measure_until_fit(by_candidate, candidates, model, mesh_shape, memory_budget, measure)
+        tried += [(c, by_candidate[id(c)]) for c in candidates if c.measured is not None]
         if fitting or rest or memory_budget is None:
-            fitting.sort(key=lambda c: Found(c.rules, c.cost).sort_key(objective))
+            fitting.sort(key=lambda c: Found(c.rules, c.cost).sort_key(objective) + (c.shard_update is False,))
             ranked = fitting + rest
-            return Choice(ranked[0], ranked, objective, result.exact, result.gap, result.visited, result.seconds)
+            return Choice(ranked[0], ranked, objective, all(r.exact for r in results), max(r.gap for r in results),
+                          sum(r.visited for r in results), sum(r.seconds for r in results))
         scale = min(scale, min(c.predicted.memory / c.measured.memory for c in candidates if c.measured.memory))
     if tried:
-        least = min(tried, key=lambda c: c.measured.memory)
-        _no_fit(module, fn, Found(least.rules, least.predicted), model, memory_budget)
-    if result.over_budget:
-        _no_fit(module, fn, result.over_budget[0], model, memory_budget)
+        least, v = min(tried, key=lambda cv: cv[0].measured.memory)
+        _no_fit(v.module, v.fn, Found(least.rules, least.predicted), model, memory_budget)
+    over = [(f, v) for r, v in zip(results, variants) for f in r.over_budget]
+    if over:
+        f, v = min(over, key=lambda fv: fv[0].estimate.memory)
+        _no_fit(v.module, v.fn, f, model, memory_budget)
     raise MeshIRError("no layout is legal for this program on mesh "
                       f"<{mesh.format_axes()}>{_constraints_text(summary.fixed, fixed)}")
 
 
-def _measure_until_fit(module, fn, candidates, model, mesh_shape, budget, measure):
+def _measure_until_fit(by_candidate, candidates, model, mesh_shape, budget, measure):
     """(measured candidates that fit, the rest unmeasured): measured in the model's order
     until `measure` fit the budget by the real estimate."""
     fitting, rest = [], []
@@ -86,31 +109,57 @@ def _measure_until_fit(module, fn, candidates, model, mesh_shape, budget, measur
         if len(fitting) >= measure:
             rest.append(c)
             continue
-        measure_candidate(module, fn, c, model, mesh_shape)
+        v = by_candidate[id(c)]
+        measure_candidate(v.module, v.fn, c, model, mesh_shape)
         if budget is None or c.measured.memory <= budget:
             fitting.append(c)
     return fitting, rest
 
 
-def _update_sharding_condition(module, fn, mesh):
-    """For a `mi.train_step(shard_update=...)` (its markers still waiting for
-    mtf-shard-update): accept only rule sets under which that pass finds its data axes and
-    split dims, as mi.compile would need; None for other programs."""
-    from meshir.transforms.shard_update import UpdatePlan, _scanned_dims, parameter_markers
+def _variants(module, fn, mesh, mesh_shape) -> list[Variant]:
+    """The program as written; a step built with weight-update sharding (markers waiting for
+    mtf-shard-update) twice: with it, under the rule sets for which that pass finds its data
+    axes and split dims (the memory it saves counted), and without it."""
+    from meshir.dialect.signature import entry_function, signature
+    from meshir.transforms.shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, \
+        parameter_markers
 
     markers = parameter_markers(module.operation)
     if not markers:
-        return None
+        return [Variant(module, fn)]
     own, scanned = LayoutRules.from_attribute(fn), _scanned_dims(module.operation)
+    sig = signature(fn)
+    stored = {marker_fields(op)[0] for op in markers if marker_fields(op)[1] == "stored"}
+    sizes = {d.name: d.size for t in sig.arg_types for d in t.dims}
 
-    def accept(rules: dict) -> bool:
+    def saved(rules: dict) -> int | None:
         try:
-            UpdatePlan.of(fn, markers, mesh, own.merged(LayoutRules.of({k: v for k, v in rules.items() if v})), scanned)
+            plan = UpdatePlan.of(fn, markers, mesh, own.merged(LayoutRules.of({k: v for k, v in rules.items() if v})),
+                                 scanned)
         except MeshIRError:
-            return False
-        return True
+            return None
+        total = 0
+        for name, t in zip(sig.arg_names, sig.arg_types):
+            param = name.split("__", 1)[0]
+            split = plan.splits.get(param)
+            if split is None or (name == param and param not in stored):
+                continue
+            extra = 1
+            for a in split[1]:
+                if a not in rules.get(split[0], ()):
+                    extra *= mesh_shape[a]
+            local = t.dtype.itemsize
+            for d in t.dims:
+                n = 1
+                for a in rules.get(d.name, ()):
+                    n *= mesh_shape[a]
+                local *= sizes[d.name] // n
+            total += 2 * (local - local // extra)  # the argument and the result it becomes
+        return total
 
-    return accept
+    off = module.operation.clone()
+    drop_parameter_markers(off)
+    return [Variant(module, fn, True, saved), Variant(off, entry_function(off, fn.attributes["sym_name"].value), False)]
 
 
 def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict) -> None:

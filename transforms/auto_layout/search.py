@@ -14,6 +14,7 @@ randomness, ties go to fewer split dims, then to the rule set's text.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -71,9 +72,10 @@ def options(name: str, size: int, mesh_shape: dict[str, int], summary, fixed: di
 
 
 def search(estimator: Estimator, objective: str = "time", memory_budget: int | None = None,
-           time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10, accept=None) -> SearchResult:
-    """The best `keep` rule sets (module docstring); `accept(rules)`, when given, vets each
-    complete rule set (another pass's condition, e.g. weight-update sharding's data axes)."""
+           time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10, adjust=None) -> SearchResult:
+    """The best `keep` rule sets (module docstring). `adjust(rules)`, when given, vets each
+    complete rule set for another pass (weight-update sharding's data axes): None rejects
+    it, else the bytes of memory per device that pass saves under it."""
     summary, mesh_shape = estimator.summary, estimator.mesh_shape
     fixed = {**summary.fixed, **(fixed or {})}
     weight = {n: 0 for n in summary.dims}
@@ -102,10 +104,12 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
             exact = False
             return False
         if i == len(names):
-            if accept is not None and not accept(rules):
+            saved = 0 if adjust is None else adjust(rules)
+            if saved is None:
                 return True
             evaluated += 1
-            found = Found(dict(rules), estimator.estimate(rules))
+            estimate = estimator.estimate(rules)
+            found = Found(dict(rules), dataclasses.replace(estimate, memory=estimate.memory - saved))
             if memory_budget is not None and found.estimate.memory > memory_budget:
                 over.append(found)
                 over.sort(key=lambda f: (f.estimate.memory,) + f.sort_key(objective))

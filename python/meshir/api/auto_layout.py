@@ -18,7 +18,10 @@ from . import checks
 
 @dataclass
 class AutoLayout:
-    """The chosen `.rules` (usable as `layout=`) and `.candidates`, the ranked table."""
+    """The chosen `.rules` (usable as `layout=`) and `.candidates`, the ranked table.
+    `.shard_update`: for a step built with `mi.train_step(shard_update=...)`, whether the
+    choice keeps weight-update sharding (False: compile the step built without it, or use
+    `mi.compile(layout="auto")`, which does that); None for other programs."""
     rules: dict
     candidates: list
     objective: str
@@ -27,6 +30,7 @@ class AutoLayout:
     visited: int
     seconds: float
     mesh: object
+    shard_update: bool | None = None
 
     def __str__(self) -> str:
         from meshir.transforms.memory_estimate import format_bytes
@@ -35,13 +39,13 @@ class AutoLayout:
                f"best found within the time limit, at most {100 * self.gap:.0f}% above the bound of the space")
         lines = [f"auto layout on mesh <{self.mesh.format_axes()}>, objective {self.objective}: {how}; "
                  f"{self.visited} nodes in {self.seconds:.2f} s",
-                 f"chosen: {format_rules(self.rules)}", ""]
+                 f"chosen: {format_rules(self.rules)}{_update_text(self.shard_update)}", ""]
         rows = [("#", "rules", "time (ms)", "FLOPs/device", "bytes/device by kind", "memory/device", "")]
         for i, c in enumerate(self.candidates, 1):
             e = c.cost
             kinds = ", ".join(f"{k} {v:,}" for k, v in e.bytes_by_kind) or "none"
-            rows.append((str(i), format_rules(c.rules), f"{1e3 * e.seconds:.3f}", f"{e.flops:,.0f}", kinds,
-                         format_bytes(e.memory), "measured" if c.measured else "predicted"))
+            rows.append((str(i), format_rules(c.rules) + _update_text(c.shard_update), f"{1e3 * e.seconds:.3f}",
+                         f"{e.flops:,.0f}", kinds, format_bytes(e.memory), "measured" if c.measured else "predicted"))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
         return "\n".join(lines)
@@ -57,6 +61,10 @@ def default_cost_model():
 
     device = jax.devices()[0]
     return CostModel("time", device=kind_of(device.platform, getattr(device, "device_kind", "")))
+
+
+def _update_text(shard_update: bool | None) -> str:
+    return {None: "", True: " + update sharded", False: " (update whole)"}[shard_update]
 
 
 def format_rules(rules: dict) -> str:
@@ -96,4 +104,4 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
         choice = choose_layout(source, fn, run_mesh, model, objective, budget, float(time_limit), dict(rules),
                                keep, measure)
     return AutoLayout({k: v for k, v in choice.chosen.rules.items() if v}, choice.candidates, objective,
-                      choice.exact, choice.gap, choice.visited, choice.seconds, run_mesh)
+                      choice.exact, choice.gap, choice.visited, choice.seconds, run_mesh, choice.chosen.shard_update)

@@ -64,7 +64,8 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
                              function=function)
         layout = chosen.rules
     rules = checks.layout_rules(layout, "layout rules")
-    source, function = prepared_source(program_or_module, checks.mesh(mesh, "compile mesh"), function)
+    source, function = prepared_source(program_or_module, checks.mesh(mesh, "compile mesh"), function,
+                                       drop_update_sharding=chosen is not None and chosen.shard_update is False)
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")
@@ -100,16 +101,21 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     return exe
 
 
-def prepared_source(program_or_module, mesh, function):
+def prepared_source(program_or_module, mesh, function, drop_update_sharding: bool = False):
     """(a clone of the program's module with `mesh` declared and calls inlined, the entry's
-    name or None): what the passes of `mi.compile` and `mi.auto_layout` start from."""
+    name or None): what the passes of `mi.compile` and `mi.auto_layout` start from. With
+    `drop_update_sharding`, a step's weight-update sharding is turned off (what layout="auto"
+    chose when it is cheaper without)."""
     from meshir.transforms.inline_calls import inline_calls
+    from meshir.transforms.shard_update import drop_parameter_markers
 
     source = checks.module_of(program_or_module, "the program to compile")
     function = checks.optional_name(function, "function")
     with get_context():
         source = _with_mesh(source.operation.clone(), mesh, function)
         inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
+        if drop_update_sharding:
+            drop_parameter_markers(source)
     return source, function
 
 
