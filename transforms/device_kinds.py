@@ -84,7 +84,7 @@ class DeviceKind:
         for a kind that is not the table's entry of that name."""
         if DEVICE_KINDS.get(self.name) == self:
             return self.name
-        return f"{self.name}:{self.flops_per_s!r}:{self.link.latency_s!r}:{self.link.bytes_per_s!r}"
+        return f"{self.name}:{self.flops_per_s!r}:{self.link.option_text()}"
 
 
 DEVICE_KINDS: dict[str, DeviceKind] = {k.name: k for k in (
@@ -113,12 +113,10 @@ def device_kind(kind) -> DeviceKind:
     if ":" in kind:
         parts = kind.split(":")
         try:
-            if len(parts) != 4:
-                raise ValueError
-            return DeviceKind(parts[0], float(parts[1]), AxisLink(float(parts[2]), float(parts[3])), source="options")
+            return DeviceKind(parts[0], float(parts[1]), AxisLink.parse(parts[2:]), source="options")
         except ValueError:
             raise MeshIRValueError(f"a device is a name ({', '.join(DEVICE_KINDS)}) or "
-                                   f"name:flops_per_s:latency_s:bytes_per_s, got '{kind}'") from None
+                                   f"name:flops_per_s:latency_s:bytes_per_s[:large_bytes_per_s:large_from], got '{kind}'") from None
     if kind not in DEVICE_KINDS:
         raise MeshIRValueError(f"unknown device kind '{kind}'; known: {', '.join(DEVICE_KINDS)} "
                                "(or a mi.DeviceKind of your own)")
