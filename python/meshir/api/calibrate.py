@@ -193,7 +193,9 @@ def _fit(samples) -> AxisLink:
             continue
         x = np.array([(s.bytes_sent - knee) / wt for s, wt in above])
         y = np.array([(s.seconds - base.seconds(s.steps, knee)) / wt for s, wt in above])
-        inv = max(float(x @ y / (x @ x)), 1.0 / base.bytes_per_s)
+        inv = float(x @ y / (x @ x))
+        if inv <= 1.01 / base.bytes_per_s:  # no slower beyond this knee: not a knee
+            continue
         link = AxisLink(base.latency_s, base.bytes_per_s, 1.0 / inv, int(knee))
         if error(link) < best_error * 0.999:
             best, best_error = link, error(link)
