@@ -7,8 +7,8 @@
 
 How it measures (python/meshir/api/calibrate.py): its own micro-benchmarks, compiled with
 `mi.compile`: an f32 einsum split over all 8 devices (FLOP rate per device while all work at
-once), all_gathers of three shard sizes over each mesh axis (fitted to the cost model's
-`ring_steps·α + ring_bytes/β`), and a tiny op whose time (the call overhead) is subtracted
+once), all_gathers of seven shard sizes (16 KiB–16 MiB) over each mesh axis (fitted to the cost
+model's `ring_steps·α + ring_bytes/β`, a second β beyond a knee), and a tiny op whose time (the call overhead) is subtracted
 from both. Medians over interleaved rounds.
 """
 from __future__ import annotations
@@ -40,8 +40,8 @@ def markdown(meta: dict, data: dict) -> str:
         "rounds (medians), less the call overhead (a tiny elementwise op on every device: "
         f"{data['overhead_s'] * 1e6:.0f} µs). **Compute**: an f32 einsum x[b, i]·w[i, j] with b split over "
         "every axis, so all 8 devices multiply at once on the 2 shared cores. **Links**: all_gather of "
-        "x[a, 256] f32 with a split over one axis, three shard sizes per axis, fitted to the cost model's "
-        "`ring_steps·α + ring_bytes/β` (non-negative least squares on relative error). The `cpu-virtual` "
+        "x[a, 256] f32 with a split over one axis, seven shard sizes per axis, fitted to the cost model's "
+        "`ring_steps·α + ring_bytes/β` with a large-message β beyond a knee (non-negative least squares on relative error). The `cpu-virtual` "
         "row of transforms/device_kinds.py is the device below (rounded).",
         "",
         "| figure | value |",
@@ -51,20 +51,25 @@ def markdown(meta: dict, data: dict) -> str:
         f"| α, all axes (s per ring step) | {d['latency_s']:.3g} |",
         f"| β, all axes (bytes/s per device) | {d['bytes_per_s']:.3g} |",
     ]
+    if d.get("large_from"):
+        lines += [f"| β beyond {d['large_from']:,} bytes sent, all axes | {d['large_bytes_per_s']:.3g} |"]
     for axis, link in data["links"].items():
         lines += [f"| α, axis {axis} | {link['latency_s']:.3g} |", f"| β, axis {axis} | {link['bytes_per_s']:.3g} |"]
+        if link.get("large_from"):
+            lines += [f"| β beyond {link['large_from']:,} bytes sent, axis {axis} | {link['large_bytes_per_s']:.3g} |"]
     lines += ["", "| axis | n | shard | ring steps | bytes sent | measured | fitted (axis link) | fit / measured |",
               "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in data["samples"]:
         lines.append(f"| {s['axis']} | {s['n']} | {s['shard_bytes'] >> 10} KiB | {s['steps']} | {s['bytes_sent']:,} | "
                      f"{s['seconds'] * 1e3:.3f} ms | {s['predicted_s'] * 1e3:.3f} ms | "
-                     f"{s['predicted_s'] / s['seconds']:.2f} |")
+                     + (f"{s['predicted_s'] / s['seconds']:.2f} |" if s['seconds'] > 0 else "— (overhead swallowed it) |"))
     lines += ["", "On 2 shared cores a \"link\" is a memory copy between the threads of one process, and "
               "8 devices share the cores' arithmetic: these figures describe this machine's virtual "
               "devices, not any hardware's, and vary with its load by tens of percent between runs. Shards of "
-              "16 KiB to 1 MiB are fitted: larger ones cost more per byte than α–β says (at 4 MiB about 2× "
-              "the fit, at 8–16 MiB 5–7×, measured the same day: cache misses and page faults of the "
-              "gathered buffers)."]
+              "16 KiB to 16 MiB: messages of several MiB cost more per byte than small ones (cache misses "
+              "and page faults of the gathered buffers), so the fit has a knee: α, β on the samples up to "
+              "it, a second β for the bytes beyond it (`AxisLink.large_bytes_per_s`, `large_from`), the "
+              "knee being the sample size that fits all samples best."]
     return "\n".join(lines) + "\n"
 
 

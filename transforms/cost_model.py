@@ -10,7 +10,8 @@ collective_permute sends the whole shard; a halo exchange (a shift along a split
 only the boundary rows its neighbours read (`halo_bytes`).
 
 **Time** (α–β, per mesh axis): a collective over axes whose links have latency α and
-bandwidth β takes `steps·α + bytes/β`, with the ring's step count (n-1 for all_gather,
+bandwidth β takes `steps·α + bytes/β` (a link may have a second, large-message β for the
+bytes beyond a threshold: `AxisLink.bytes_seconds`), with the ring's step count (n-1 for all_gather,
 reduce_scatter and all_to_all, 2(n-1) for all_reduce, 1 for a permute). Over several axes it
 goes at its slowest link (largest α, smallest β). A user who says that `x` is slow
 (inter-host) and `y` fast gets plans that may send more bytes over `y` to send fewer over
@@ -55,14 +56,51 @@ OBJECTIVES = ("bytes", "time")
 
 @dataclass(frozen=True)
 class AxisLink:
-    """The link of one mesh axis: latency per ring step (seconds), bandwidth (bytes/second)."""
+    """The link of one mesh axis: latency per ring step (seconds), bandwidth (bytes/second).
+
+    Optionally a second bandwidth for large messages: the bytes a device sends beyond
+    `large_from` go at `large_bytes_per_s` (a collective sending more than a cache-sized
+    buffer's worth costs more per byte: mi.calibrate() fits both where it sees the knee), so
+    `bytes_seconds(sent) = min(sent, large_from)/bytes_per_s + max(sent - large_from, 0)/large_bytes_per_s`,
+    continuous in `sent`. Without them (the default) every byte goes at `bytes_per_s`."""
 
     latency_s: float
     bytes_per_s: float
+    large_bytes_per_s: float | None = None
+    large_from: int | None = None
 
     def __post_init__(self):
         if not (self.latency_s >= 0 and self.bytes_per_s > 0):
             raise MeshIRValueError(f"an axis link needs latency >= 0 and bandwidth > 0, got {self}")
+        if (self.large_bytes_per_s is None) != (self.large_from is None):
+            raise MeshIRValueError(f"an axis link's large-message bandwidth needs both large_bytes_per_s and "
+                                   f"large_from, got {self}")
+        if self.large_from is not None and not (self.large_bytes_per_s > 0 and self.large_from > 0):
+            raise MeshIRValueError(f"an axis link needs large_bytes_per_s > 0 and large_from > 0, got {self}")
+
+    def bytes_seconds(self, sent: float) -> float:
+        """Seconds to send `sent` bytes (the bandwidth term; the large-message rate beyond `large_from`)."""
+        if self.large_from is None or sent <= self.large_from:
+            return sent / self.bytes_per_s
+        return self.large_from / self.bytes_per_s + (sent - self.large_from) / self.large_bytes_per_s
+
+    def seconds(self, steps: int, sent: float) -> float:
+        """α–β seconds of a collective of `steps` ring steps sending `sent` bytes per device."""
+        return steps * self.latency_s + self.bytes_seconds(sent)
+
+    def option_text(self) -> str:
+        """latency_s:bytes_per_s, with :large_bytes_per_s:large_from when it has them."""
+        text = f"{self.latency_s!r}:{self.bytes_per_s!r}"
+        return text if self.large_from is None else f"{text}:{self.large_bytes_per_s!r}:{self.large_from!r}"
+
+    @staticmethod
+    def parse(parts) -> "AxisLink":
+        """From the option fields latency_s:bytes_per_s[:large_bytes_per_s:large_from] (ValueError if not)."""
+        if len(parts) == 2:
+            return AxisLink(float(parts[0]), float(parts[1]))
+        if len(parts) == 4:
+            return AxisLink(float(parts[0]), float(parts[1]), float(parts[2]), int(float(parts[3])))
+        raise ValueError(parts)
 
 
 #: The link of an axis the user did not describe: one order of magnitude of an accelerator
@@ -165,18 +203,20 @@ class CostModel:
 
     @staticmethod
     def from_options(objective: str, links, device: str = "") -> "CostModel":
-        """From pass options: `links` as `axis:latency_s:bytes_per_s` strings; `device` a
-        device-kind name, name:flops_per_s:latency_s:bytes_per_s, or '' for none."""
+        """From pass options: `links` as `axis:latency_s:bytes_per_s[:large_bytes_per_s:large_from]`
+        strings; `device` a device-kind name, name:flops_per_s:latency_s:bytes_per_s[:...], or '' for none."""
         parsed = {}
         for text in links:
             parts = text.split(":")
             try:
-                axis, latency, bandwidth = parts[0], float(parts[1]), float(parts[2])
-                if len(parts) != 3 or not axis:
+                axis = parts[0]
+                if not axis:
                     raise ValueError
+                link = AxisLink.parse(parts[1:])
             except (ValueError, IndexError):
-                raise MeshIRValueError(f"a link is axis:latency_s:bytes_per_s (e.g. x:1e-5:1e9), got '{text}'") from None
-            parsed[axis] = AxisLink(latency, bandwidth)
+                raise MeshIRValueError(f"a link is axis:latency_s:bytes_per_s[:large_bytes_per_s:large_from] "
+                                       f"(e.g. x:1e-5:1e9), got '{text}'") from None
+            parsed[axis] = link
         return CostModel(objective, parsed, device or None)
 
     def link(self, axis: str) -> AxisLink:
@@ -215,9 +255,14 @@ class CostModel:
         """The cost of one collective `kind` over `axes` whose operand shard is `shard` bytes."""
         n = group_size(axes, mesh_shape)
         sent = ring_bytes(kind, shard, n)
+        return Cost(sent, 1, self.sent_seconds(kind, sent, axes, mesh_shape))
+
+    def sent_seconds(self, kind: str, sent: int, axes, mesh_shape: dict[str, int]) -> float:
+        """α–β seconds of collective `kind` over `axes` sending `sent` bytes per device: at its
+        slowest link (the largest latency, the slowest bytes term)."""
         links = [self.link(a) for a in axes] or [self.default_link()]
-        latency, bandwidth = max(k.latency_s for k in links), min(k.bytes_per_s for k in links)
-        return Cost(sent, 1, ring_steps(kind, n) * latency + sent / bandwidth)
+        steps = ring_steps(kind, group_size(axes, mesh_shape))
+        return steps * max(k.latency_s for k in links) + max(k.bytes_seconds(sent) for k in links)
 
     def memory(self, module, function: str | None = None):
         """Memory per device of a partitioned module's entry function, before XLA: a

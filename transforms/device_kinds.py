@@ -45,7 +45,11 @@ with its own micro-benchmarks: an f32 einsum split over all 8 devices, and all_g
 three sizes (16 KiB to 1 MiB shards) over each axis of a 4×2 mesh fitted to `steps·α + bytes/β`:
 about 26 GFLOP/s per device (some 200 GFLOP/s for the 8 together), α ≈ 65 µs (mostly
 thread synchronisation), β ≈ 2 GB/s per device. Messages of several MiB cost more per byte
-than that (cache misses, page faults). On another machine,
+than that (cache misses, page faults): the bytes a device sends beyond 12 MiB go at about
+0.12 GB/s (`AxisLink.large_bytes_per_s`, `large_from`), the fit of the median of three
+`mi.calibrate()` runs with shards up to 16 MiB (results/calibration_runs/, same day, on a
+machine loaded by another job: their α and FLOP rate, 0–37 µs and 13–25 GFLOP/s, were not
+taken into the row). On another machine,
 run `mi.calibrate()` and use what it returns.
 """
 from __future__ import annotations
@@ -84,13 +88,15 @@ class DeviceKind:
         for a kind that is not the table's entry of that name."""
         if DEVICE_KINDS.get(self.name) == self:
             return self.name
-        return f"{self.name}:{self.flops_per_s!r}:{self.link.latency_s!r}:{self.link.bytes_per_s!r}"
+        return f"{self.name}:{self.flops_per_s!r}:{self.link.option_text()}"
 
 
 DEVICE_KINDS: dict[str, DeviceKind] = {k.name: k for k in (
-    DeviceKind("cpu-virtual", 2.6e+10, AxisLink(latency_s=6.54e-05, bytes_per_s=2.29e+09), "f32",
+    DeviceKind("cpu-virtual", 2.6e+10, AxisLink(latency_s=6.54e-05, bytes_per_s=2.29e+09,
+                                                   large_bytes_per_s=1.24e+08, large_from=12582912), "f32",
                "measured by mi.calibrate() on the development machine (8 virtual XLA:CPU devices on 2 "
-               "cores), 2026-11-24; benchmarks/results/calibration.md"),
+               "cores), 2026-11-24; benchmarks/results/calibration.md (α, β, FLOP/s) and "
+               "results/calibration_runs/ (the large-message β and its knee)"),
     DeviceKind("tpu-v3", 123e12, AxisLink(latency_s=1e-6, bytes_per_s=1.6e11), "bf16 (XLA's default for f32)",
                "Cloud TPU v3 page: 123 TFLOP/s bf16 per chip; 340 TB/s all-reduce per 1024-chip pod, 2D torus"),
     DeviceKind("tpu-v4", 275e12, AxisLink(latency_s=1e-6, bytes_per_s=9e10), "bf16 (XLA's default for f32)",
@@ -113,12 +119,10 @@ def device_kind(kind) -> DeviceKind:
     if ":" in kind:
         parts = kind.split(":")
         try:
-            if len(parts) != 4:
-                raise ValueError
-            return DeviceKind(parts[0], float(parts[1]), AxisLink(float(parts[2]), float(parts[3])), source="options")
+            return DeviceKind(parts[0], float(parts[1]), AxisLink.parse(parts[2:]), source="options")
         except ValueError:
             raise MeshIRValueError(f"a device is a name ({', '.join(DEVICE_KINDS)}) or "
-                                   f"name:flops_per_s:latency_s:bytes_per_s, got '{kind}'") from None
+                                   f"name:flops_per_s:latency_s:bytes_per_s[:large_bytes_per_s:large_from], got '{kind}'") from None
     if kind not in DEVICE_KINDS:
         raise MeshIRValueError(f"unknown device kind '{kind}'; known: {', '.join(DEVICE_KINDS)} "
                                "(or a mi.DeviceKind of your own)")

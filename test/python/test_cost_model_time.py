@@ -176,3 +176,53 @@ def test_calibrate_rejects_bad_settings():
         mi.calibrate(sizes=(1 << 20,))
     with pytest.raises(mi.MeshIRValueError, match="no axis of 2 or more devices"):
         mi.calibrate(mi.Mesh({"x": 1}), repeats=1)
+
+
+def test_a_link_with_a_large_message_bandwidth_by_hand():
+    # 1 µs per step, 1 GB/s up to 1 MB sent, 0.25 GB/s for the bytes beyond
+    link = AxisLink(1e-6, 1e9, large_bytes_per_s=2.5e8, large_from=1_000_000)
+    assert link.bytes_seconds(500_000) == pytest.approx(5e-4)
+    assert link.bytes_seconds(1_000_000) == pytest.approx(1e-3)  # continuous at the knee
+    assert link.bytes_seconds(3_000_000) == pytest.approx(1e-3 + 2_000_000 / 2.5e8)
+    assert link.seconds(6, 3_000_000) == pytest.approx(6e-6 + 1e-3 + 8e-3)
+    plain = AxisLink(1e-6, 1e9)
+    assert plain.bytes_seconds(3_000_000) == pytest.approx(3e-3)
+    # price: an all_reduce of a 2 MB shard over 4 devices sends 3 MB
+    model = CostModel("time", {"x": link, "y": plain})
+    cost = model.price("all_reduce", 2_000_000, ("x",), {"x": 4, "y": 2})
+    assert cost.bytes_per_device == 3_000_000 and cost.seconds == pytest.approx(link.seconds(6, 3_000_000))
+    # over two axes: the largest latency and the slowest bytes term
+    both = model.sent_seconds("all_reduce", 3_000_000, ("x", "y"), {"x": 4, "y": 2})
+    assert both == pytest.approx(14 * 1e-6 + link.bytes_seconds(3_000_000))
+    # a plain link prices as before: steps·α + bytes/β
+    assert CostModel("time", {"x": plain}).price("all_gather", 1000, ("x",), {"x": 4}).seconds == \
+        pytest.approx(3e-6 + 3000 / 1e9)
+
+
+def test_a_large_message_link_needs_both_fields_and_spells_round_trip():
+    with pytest.raises(mi.MeshIRValueError, match="needs both"):
+        AxisLink(1e-6, 1e9, large_bytes_per_s=1e8)
+    with pytest.raises(mi.MeshIRValueError, match="large_bytes_per_s > 0"):
+        AxisLink(1e-6, 1e9, large_bytes_per_s=0.0, large_from=10)
+    link = AxisLink(1e-6, 1e9, 2.5e8, 1 << 20)
+    model = CostModel.from_options("time", (f"x:{link.option_text()}",), "")
+    assert model.link("x") == link
+    kind = DeviceKind("big", 1e12, link)
+    assert CostModel.from_options("time", (), kind.option_text()).device == kind
+    with pytest.raises(mi.MeshIRValueError, match="a link is"):
+        CostModel.from_options("time", ("x:1e-6:1e9:2e8",), "")
+    assert DEVICE_KINDS["cpu-virtual"].option_text() == "cpu-virtual"
+
+
+def test_calibrate_fit_finds_a_knee_on_synthetic_samples():
+    from meshir.api.calibrate import Sample, _fit
+
+    truth = AxisLink(5e-5, 2e9, 2e8, 3 * (4 << 20))
+    samples = [Sample("x", 4, shard, 3, 3 * shard, truth.seconds(3, 3 * shard))
+               for shard in (16 << 10, 128 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20)]
+    fit = _fit(samples)
+    assert fit.latency_s == pytest.approx(5e-5, rel=1e-3) and fit.bytes_per_s == pytest.approx(2e9, rel=1e-3)
+    assert fit.large_from == 3 * (4 << 20) and fit.large_bytes_per_s == pytest.approx(2e8, rel=1e-3)
+    plain = [Sample("x", 4, s.shard_bytes, 3, s.bytes_sent, AxisLink(5e-5, 2e9).seconds(3, s.bytes_sent))
+             for s in samples]
+    assert _fit(plain).large_from is None

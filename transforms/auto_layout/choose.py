@@ -165,7 +165,6 @@ def _variants(module, fn, mesh, mesh_shape) -> list[Variant]:
 def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict) -> None:
     """Partition with the candidate's rules; its collectives and memory per device, measured."""
     from meshir.api.compile_report import collectives_of
-    from meshir.transforms.cost_model import ring_steps
     from meshir.transforms.memory_estimate import estimate_memory
     from meshir.transforms.pass_manager import Pipeline
 
@@ -178,12 +177,7 @@ def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict)
     for c in collectives_of(work):
         n = c.repeats or 1
         kinds[c.kind] = kinds.get(c.kind, 0) + n * c.bytes_per_device
-        links = [model.link(a) for a in c.axes] or [model.link("")]
-        size = 1
-        for a in c.axes:
-            size *= mesh_shape[a]
-        seconds += n * (ring_steps(c.kind, size) * max(k.latency_s for k in links)
-                        + c.bytes_per_device / min(k.bytes_per_s for k in links))
+        seconds += n * model.sent_seconds(c.kind, c.bytes_per_device, c.axes, mesh_shape)
         count += n
     memory = estimate_memory(work, _name(fn))
     candidate.measured = replace(candidate.predicted, bytes_by_kind=tuple(sorted(kinds.items())),

@@ -14,7 +14,9 @@ every measurement alike:
 - **links**: for each mesh axis, `all_gather` of `x[a, m]` f32 (`a` split over that axis;
   every group of the other axes gathers at once) for each shard size in `sizes`. The
   seconds (less the overhead) are fitted to `ring_steps·α + ring_bytes/β`, the cost model's
-  own formulas (transforms/cost_model.py), by non-negative least squares on relative error
+  own formulas (transforms/cost_model.py), with a second β for the bytes beyond a knee where
+  the large messages cost more per byte (`AxisLink.large_bytes_per_s`; `_fit`), by
+  non-negative least squares on relative error
   (each sample's residual over its time, but over no less than a tenth of the largest time,
   so the smallest message weighs as much as the largest unless the overhead swallowed it).
   Fitting every axis's samples together gives the device's default link.
@@ -39,11 +41,14 @@ from . import checks
 
 __all__ = ["Calibration", "calibrate"]
 
-#: Shard sizes (bytes per device) of the all_gathers: 16 KiB, 128 KiB, 1 MiB. On the virtual
-#: CPU devices, larger messages cost more per byte than α–β says (2× the fit at 4 MiB, 5–7×
-#: at 8–16 MiB, measured 2026-11-24: cache misses and page faults of the gathered buffers),
-#: so β is fitted where the model holds, the size of the collectives of programs run here.
-SIZES = (16 << 10, 128 << 10, 1 << 20)
+#: Shard sizes (bytes per device) of the all_gathers: 16 KiB to 16 MiB. On the virtual CPU
+#: devices, messages of several MiB cost more per byte than small ones (cache misses and page
+#: faults of the gathered buffers: ~2 GB/s up to a few MiB sent, ~0.2–0.3 GB/s per byte
+#: beyond, measured 2026-11-24), so the fit has two bandwidths and the knee between them
+#: (`AxisLink.large_bytes_per_s`, `large_from`), found where the samples put it.
+SIZES = (16 << 10, 128 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20)
+#: Shards up to this size fit α and β (the small-message link); larger ones fit the knee.
+SMALL = 1 << 20
 #: The einsum per device: (rows of b per device, i, j).
 MATMUL = (512, 1024, 1024)
 _ROW = 256  # f32 elements in one row of the gathered tensor (1 KiB)
@@ -84,16 +89,15 @@ class Calibration:
     def predicted(self, sample: Sample, link: AxisLink | None = None) -> float:
         """The seconds the fitted link of `sample.axis` (or `link`) gives that sample."""
         link = link or self.links[sample.axis]
-        return sample.steps * link.latency_s + sample.bytes_sent / link.bytes_per_s
+        return link.seconds(sample.steps, sample.bytes_sent)
 
     def to_json(self) -> dict:
         d = self.device
         return {
             "mesh": self.mesh, "repeats": self.repeats, "overhead_s": self.overhead_s,
-            "device": {"name": d.name, "flops_per_s": d.flops_per_s, "latency_s": d.link.latency_s,
-                       "bytes_per_s": d.link.bytes_per_s},
+            "device": {"name": d.name, "flops_per_s": d.flops_per_s, **_link_json(d.link)},
             "compute": {"flops_per_device": self.flops_per_device, "seconds": self.compute_seconds},
-            "links": {a: {"latency_s": k.latency_s, "bytes_per_s": k.bytes_per_s} for a, k in self.links.items()},
+            "links": {a: _link_json(k) for a, k in self.links.items()},
             "samples": [{**vars(s), "predicted_s": self.predicted(s)} for s in self.samples],
         }
 
@@ -104,14 +108,26 @@ class Calibration:
                  f"{self.overhead_s * 1e6:.0f} µs subtracted)",
                  f"  compute: {d.flops_per_s / 1e9:.3g} GFLOP/s per device (f32 einsum, "
                  f"{self.flops_per_device / 1e6:.0f} MFLOP per device in {self.compute_seconds * 1e3:.2f} ms)",
-                 f"  link, all axes: α = {d.link.latency_s * 1e6:.3g} µs, β = {d.link.bytes_per_s / 1e9:.3g} GB/s"]
+                 f"  link, all axes: {_link_text(d.link)}"]
         for axis, link in self.links.items():
-            lines.append(f"  link {axis}: α = {link.latency_s * 1e6:.3g} µs, β = {link.bytes_per_s / 1e9:.3g} GB/s")
+            lines.append(f"  link {axis}: {_link_text(link)}")
         lines.append("  all_gather samples (axis, shard, measured, fitted):")
         for s in self.samples:
             lines.append(f"    {s.axis} (n={s.n}) {s.shard_bytes >> 10} KiB: {s.seconds * 1e3:.3f} ms, "
                          f"fit {self.predicted(s) * 1e3:.3f} ms")
         return "\n".join(lines)
+
+
+def _link_json(link: AxisLink) -> dict:
+    return {"latency_s": link.latency_s, "bytes_per_s": link.bytes_per_s,
+            "large_bytes_per_s": link.large_bytes_per_s, "large_from": link.large_from}
+
+
+def _link_text(link: AxisLink) -> str:
+    text = f"α = {link.latency_s * 1e6:.3g} µs, β = {link.bytes_per_s / 1e9:.3g} GB/s"
+    if link.large_from is not None:
+        text += f", beyond {link.large_from / 2**20:.3g} MiB sent β = {link.large_bytes_per_s / 1e9:.3g} GB/s"
+    return text
 
 
 def calibrate(mesh=None, repeats: int = 11, *, sizes=SIZES, matmul=MATMUL, name: str = "calibrated") -> Calibration:
@@ -154,12 +170,51 @@ def calibrate(mesh=None, repeats: int = 11, *, sizes=SIZES, matmul=MATMUL, name:
 
 
 def _fit(samples) -> AxisLink:
-    """α, 1/β >= 0 minimising Σ ((steps·α + bytes/β - t) / max(t, t_max/10))²: relative error,
-    but a sample the overhead swallowed (t near 0 on a loaded machine) does not outweigh
-    the others more than tenfold."""
+    """The link of `samples`: α–β fitted on the small messages (shards up to `SMALL`, where α
+    is still visible over the bytes), and, where larger ones cost more per byte, a second
+    bandwidth for the bytes beyond a knee.
+
+    Each knee L (the bytes sent of a sample at least as large as every small one's, with a
+    sample above it): 1/β_large >= 1/β fitted on the bytes beyond L of the samples above it;
+    the knee of least relative error over all samples wins (no knee when none does better)."""
+    def error(link):
+        return sum(((link.seconds(s.steps, s.bytes_sent) - s.seconds) / w) ** 2 for s, w in zip(samples, weights))
+
+    small = [s for s in samples if s.shard_bytes <= SMALL] or list(samples)
+    if len({s.bytes_sent for s in small}) < 2:
+        small = list(samples)
+    best = base = _fit_small(small)
+    weights = _weights(samples)
+    best_error = error(best)
+    floor = max(s.bytes_sent for s in small)
+    for knee in sorted({s.bytes_sent for s in samples if s.bytes_sent >= floor}):
+        above = [(s, wt) for s, wt in zip(samples, weights) if s.bytes_sent > knee]
+        if not above:
+            continue
+        x = np.array([(s.bytes_sent - knee) / wt for s, wt in above])
+        y = np.array([(s.seconds - base.seconds(s.steps, knee)) / wt for s, wt in above])
+        inv = float(x @ y / (x @ x))
+        if inv <= 1.01 / base.bytes_per_s:  # no slower beyond this knee: not a knee
+            continue
+        link = AxisLink(base.latency_s, base.bytes_per_s, 1.0 / inv, int(knee))
+        if error(link) < best_error * 0.999:
+            best, best_error = link, error(link)
+    return best
+
+
+def _weights(samples) -> list:
+    """Each sample's residual is divided by its time, but by no less than a tenth of the largest:
+    a sample the overhead swallowed (t near 0 on a loaded machine) does not outweigh the
+    others more than tenfold."""
+    top = max(max(s.seconds for s in samples) / 10, 1e-9)
+    return [max(s.seconds, top) for s in samples]
+
+
+def _fit_small(samples) -> AxisLink:
+    """α, 1/β >= 0 minimising Σ ((steps·α + bytes/β - t) / weight)² (relative error, `_weights`)."""
     a = np.array([[s.steps, s.bytes_sent] for s in samples], dtype=float)
     t = np.array([s.seconds for s in samples], dtype=float)
-    w = 1.0 / np.maximum(t, max(float(t.max()) / 10, 1e-9))
+    w = 1.0 / np.array(_weights(samples))
     alpha, inv_beta = _nnls2(a * w[:, None], t * w)
     return AxisLink(float(alpha), 1.0 / max(float(inv_beta), 1e-18))
 
