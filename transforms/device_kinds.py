@@ -42,15 +42,16 @@ a quarter of one core while all 8 work, and a "link" is a memory copy between th
 process. Its figures are not a datasheet's: `mi.calibrate()` measured them here
 (benchmarks/calibrate.py, results in benchmarks/results/calibration.{md,json}, 2026-11-24),
 with its own micro-benchmarks: an f32 einsum split over all 8 devices, and all_gathers of
-three sizes (16 KiB to 1 MiB shards) over each axis of a 4×2 mesh fitted to `steps·α + bytes/β`:
-about 26 GFLOP/s per device (some 200 GFLOP/s for the 8 together), α ≈ 65 µs (mostly
-thread synchronisation), β ≈ 2 GB/s per device. Messages of several MiB cost more per byte
-than that (cache misses, page faults): the bytes a device sends beyond 12 MiB go at about
-0.12 GB/s (`AxisLink.large_bytes_per_s`, `large_from`), the fit of the median of three
-`mi.calibrate()` runs with shards up to 16 MiB (results/calibration_runs/, same day, on a
-machine loaded by another job: their α and FLOP rate, 0–37 µs and 13–25 GFLOP/s, were not
-taken into the row). On another machine,
-run `mi.calibrate()` and use what it returns.
+seven sizes (16 KiB to 16 MiB shards) over each axis of a 4×2 mesh fitted to
+`steps·α + bytes/β`, with a second β beyond a knee. The row is the median of three runs on
+the quiet machine (results/calibration_runs/quiet_run*): about 25 GFLOP/s per device (some
+200 GFLOP/s for the 8 together), α ≈ 7 µs (the three runs: 0, 7 and 18 µs; α sits under the
+call overhead of ~0.2 ms that is subtracted, so it is the least certain figure), β ≈ 2.1
+GB/s per device up to 4 MiB sent, and about 0.43 GB/s for the bytes beyond (cache misses,
+page faults: `AxisLink.large_bytes_per_s`, `large_from`). An earlier single run, made while
+another job loaded the machine, gave α ≈ 65 µs; runs on the loaded machine
+(results/calibration_runs/loaded_run*) scatter α over 0–37 µs and the FLOP rate over 13–25
+GFLOP/s. On another machine, run `mi.calibrate()` and use what it returns.
 """
 from __future__ import annotations
 
@@ -92,11 +93,11 @@ class DeviceKind:
 
 
 DEVICE_KINDS: dict[str, DeviceKind] = {k.name: k for k in (
-    DeviceKind("cpu-virtual", 2.6e+10, AxisLink(latency_s=6.54e-05, bytes_per_s=2.29e+09,
-                                                   large_bytes_per_s=1.24e+08, large_from=12582912), "f32",
+    DeviceKind("cpu-virtual", 2.5e+10, AxisLink(latency_s=7.0e-06, bytes_per_s=2.11e+09,
+                                                   large_bytes_per_s=4.3e+08, large_from=4194304), "f32",
                "measured by mi.calibrate() on the development machine (8 virtual XLA:CPU devices on 2 "
-               "cores), 2026-11-24; benchmarks/results/calibration.md (α, β, FLOP/s) and "
-               "results/calibration_runs/ (the large-message β and its knee)"),
+               "cores), 2026-11-24: the median of three runs on the quiet machine, "
+               "benchmarks/results/calibration.md (the median run) and results/calibration_runs/"),
     DeviceKind("tpu-v3", 123e12, AxisLink(latency_s=1e-6, bytes_per_s=1.6e11), "bf16 (XLA's default for f32)",
                "Cloud TPU v3 page: 123 TFLOP/s bf16 per chip; 340 TB/s all-reduce per 1024-chip pod, 2D torus"),
     DeviceKind("tpu-v4", 275e12, AxisLink(latency_s=1e-6, bytes_per_s=9e10), "bf16 (XLA's default for f32)",
