@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from meshir._jax_private import ir
+from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions
 
@@ -33,6 +34,8 @@ class AutoLayoutPass(CostModelOptions, ModulePass):
     time_limit: float = option(10.0, "seconds of search before the best found is taken")
 
     def apply(self, module_op) -> None:
+        if not self.time_limit > 0:  # nan included
+            raise MeshIRError(f"time-limit must be a positive number of seconds, got {self.time_limit}")
         budget = parse_bytes(self.memory_budget, "memory-budget") if self.memory_budget.strip() else None
         meshes = module_meshes(module_op)
         for fn in defined_functions(module_op):

@@ -107,7 +107,7 @@ def format_mesh(mesh: mi.Mesh) -> str:
 
 def format_rules(rules: dict) -> str:
     def axes(a):
-        return a if isinstance(a, str) else "(" + ",".join(a) + ")"
+        return a if isinstance(a, str) else a[0] if len(a) == 1 else "(" + ",".join(a) + ")"
 
     return ", ".join(f"{d}:{axes(a)}" for d, a in rules.items()) or "none (replicated)"
 

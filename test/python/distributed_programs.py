@@ -14,6 +14,9 @@ import meshir as mi
 MESH = {"x": 2, "y": 2, "z": 2}
 B, M, F, K = mi.Dim("batch", 16), mi.Dim("d_model", 8), mi.Dim("d_ff", 32), mi.Dim("k", 8)
 RULES = {"batch": "x", "d_ff": ("y", "z")}
+#: Per process (test_distributed's auto scenario): free communication, then dear communication.
+AUTO_COST_MODELS = (mi.CostModel("time", {a: mi.AxisLink(0.0, 1e15) for a in MESH}),
+                    mi.CostModel("time", {a: mi.AxisLink(1e-2, 1e6) for a in MESH}))
 
 
 def data(seed: int = 0) -> dict[str, np.ndarray]:

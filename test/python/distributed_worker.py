@@ -39,6 +39,19 @@ if scenario == "programs":
     print(f"ok {me}", flush=True)
     sys.exit(0)
 
+if scenario == "auto":
+    # the processes price communication differently, so their own searches choose different
+    # rules; both must compile process 0's (else: a same-program error, or a hang)
+    step = mi.train_step(dp.loss_program(), mi.Adam(1e-2), params=["w1", "w2"])
+    choice = mi.auto_layout(step, cost_model=dp.AUTO_COST_MODELS[me])
+    exe = mi.compile(step, layout=choice.rules)
+    d = dp.data()
+    x = my_part(d["clean"], exe, 0, "batch") if "batch" in choice.rules else d["clean"]  # rows, or all of it
+    res = exe(x=x, w1=d["w1"], w2=d["w2"], **mi.init_optimizer_state(step),
+              step=np.float32(1))
+    print(f"chosen {choice.rules} own {choice.own_choice} loss {float(np.asarray(res[0])):.6f}", flush=True)
+    sys.exit(0)
+
 d = dp.data()
 d_ff = mi.Dim("d_ff", 64) if scenario == "mismatch" and me == 1 else dp.F
 if scenario == "mismatch" and me == 1:

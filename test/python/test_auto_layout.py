@@ -150,6 +150,12 @@ def test_bad_input_is_a_clear_error():
         mi.auto_layout(step, objective="speed")
     with pytest.raises(mi.MeshIRError, match=r"time_limit must be a positive number"):
         mi.auto_layout(step, time_limit=0)
+    with pytest.raises(mi.MeshIRError, match=r"auto_layout keep must be at least 1, got 0"):
+        mi.auto_layout(step, keep=0)
+    with pytest.raises(mi.MeshIRError, match=r"auto_layout measure must be at least 0, got -1"):
+        mi.auto_layout(step, measure=-1)
+    with pytest.raises(mi.MeshIRError, match=r"auto_layout keep must be an integer"):
+        mi.auto_layout(step, keep=2.5)
     with pytest.raises(mi.MeshIRError) as info:
         mi.auto_layout(step, layout={"batch": "q"})
     assert "axis 'q', not one of the mesh's (x, y)" in str(info.value) and str(info.value).startswith(__file__)

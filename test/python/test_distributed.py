@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import meshir as mi
+from meshir.api.auto_layout import format_rules
 
 sys.path.insert(0, str(Path(__file__).parent))
 import distributed_programs as dp  # noqa: E402
@@ -64,6 +65,25 @@ def test_collectives_cross_the_process_boundary_or_stay_inside():
     assert all(exe_kinds.values()), exe_kinds
     assert {n.rsplit("_", 1)[0] for n in exe_kinds} == {"all_gather", "all_to_all", "all_slice", "collective_permute",
                                                         "all_reduce", "reduce_scatter"}
+
+
+def test_auto_layout_takes_process_zeros_choice_when_the_searches_differ(tmp_path):
+    """mi.auto_layout over processes: each process's own search chose other rules (another
+    cost model here; a time limit on hosts of other speeds in practice), every process
+    compiles process 0's, and the step's loss equals the interpreter's."""
+    results, _ = launch("auto", tmp_path)
+    assert all(r.returncode == 0 for r in results), show(results)
+    step = mi.train_step(dp.loss_program(), mi.Adam(1e-2), params=["w1", "w2"])
+    zero, one = (mi.auto_layout(step, cost_model=m, measure=3) for m in dp.AUTO_COST_MODELS)
+    assert zero.rules != one.rules
+    lines = [next(line for line in r.output.splitlines() if line.startswith("chosen ")) for r in results]
+    assert lines[0] == f"chosen {zero.rules} own None loss {lines[0].rsplit(' ', 1)[1]}", show(results)
+    assert lines[1].startswith(f"chosen {zero.rules} own {format_rules(one.rules)} loss"), show(results)
+    d = dp.data()
+    want = mi.interpret(step, x=d["clean"], w1=d["w1"], w2=d["w2"], **mi.init_optimizer_state(step),
+                        step=np.float32(1))[0]
+    for line in lines:
+        np.testing.assert_allclose(float(line.rsplit(" ", 1)[1]), float(want), rtol=1e-5)
 
 
 @pytest.mark.parametrize("scenario, culprit, says", [

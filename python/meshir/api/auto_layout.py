@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from meshir.dialect import MeshIRError, get_context
@@ -21,7 +22,9 @@ class AutoLayout:
     """The chosen `.rules` (usable as `layout=`) and `.candidates`, the ranked table.
     `.shard_update`: for a step built with `mi.train_step(shard_update=...)`, whether the
     choice keeps weight-update sharding (False: compile the step built without it, or use
-    `mi.compile(layout="auto")`, which does that); None for other programs."""
+    `mi.compile(layout="auto")`, which does that); None for other programs. `own_choice`: in a
+    program over processes every process takes process 0's choice; where this process's own
+    search chose otherwise (a time limit stopped it elsewhere), what it chose, else None."""
     rules: dict
     candidates: list
     objective: str
@@ -31,6 +34,7 @@ class AutoLayout:
     seconds: float
     mesh: object
     shard_update: bool | None = None
+    own_choice: str | None = None
 
     def __str__(self) -> str:
         from meshir.transforms.memory_estimate import format_bytes
@@ -39,7 +43,10 @@ class AutoLayout:
                f"best found within the time limit, at most {100 * self.gap:.0f}% above the bound of the space")
         lines = [f"auto layout on mesh <{self.mesh.format_axes()}>, objective {self.objective}: {how}; "
                  f"{self.visited} nodes in {self.seconds:.2f} s",
-                 f"chosen: {format_rules(self.rules)}{_update_text(self.shard_update)}", ""]
+                 f"chosen: {format_rules(self.rules)}{_update_text(self.shard_update)}"]
+        if self.own_choice is not None:
+            lines.append(f"  (process 0's choice; this process's own search chose {self.own_choice})")
+        lines.append("")
         rows = [("#", "rules", "time (ms)", "FLOPs/device", "bytes/device by kind", "memory/device", "")]
         for i, c in enumerate(self.candidates, 1):
             e = c.cost
@@ -95,6 +102,8 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     rules = checks.layout_rules(layout, "layout rules")
     if not isinstance(time_limit, (int, float)) or isinstance(time_limit, bool) or not time_limit > 0:
         raise MeshIRError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    keep = checks.integer(keep, "auto_layout keep", minimum=1)
+    measure = checks.integer(measure, "auto_layout measure", minimum=0)
     source, function = prepared_source(program_or_module, checks.mesh(mesh, "auto_layout mesh"), function)
     fn = entry_function(source, function)
     run_mesh = function_mesh(fn, module_meshes(source.operation))
@@ -103,5 +112,19 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     with get_context():
         choice = choose_layout(source, fn, run_mesh, model, objective, budget, float(time_limit), dict(rules),
                                keep, measure)
-    return AutoLayout({k: v for k, v in choice.chosen.rules.items() if v}, choice.candidates, objective,
-                      choice.exact, choice.gap, choice.visited, choice.seconds, run_mesh, choice.chosen.shard_update)
+    rules = {k: tuple(v) for k, v in sorted(choice.chosen.rules.items()) if v}
+    update = choice.chosen.shard_update
+    agreed_rules, agreed_update = _process_zero_choice(rules, update)
+    own = None if (agreed_rules, agreed_update) == (rules, update) else format_rules(rules) + _update_text(update)
+    return AutoLayout(agreed_rules, choice.candidates, objective, choice.exact, choice.gap, choice.visited,
+                      choice.seconds, run_mesh, agreed_update, own)
+
+
+def _process_zero_choice(rules: dict, shard_update: bool | None) -> tuple[dict, bool | None]:
+    """Process 0's (rules, shard_update) in a program over processes, else these: processes
+    must compile the same program, and a search stopped by its time limit may end elsewhere."""
+    from meshir.distributed import agreement
+
+    text = json.dumps({"rules": {k: list(v) for k, v in rules.items()}, "shard_update": shard_update})
+    agreed = json.loads(agreement.process_zero_value("mi.auto_layout", text))
+    return {k: tuple(v) for k, v in agreed["rules"].items()}, agreed["shard_update"]

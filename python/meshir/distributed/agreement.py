@@ -7,6 +7,10 @@ program over processes publishes a digest of every function of the program, of t
 options and of the lowered StableHLO in the `jax.distributed` key-value store, and waits (at
 most `timeout` seconds) for the others': a mismatch is a MeshIRError naming the first
 function that differs; a process that never compiles is one naming the process.
+
+A choice a process makes alone (`mi.auto_layout`: a search stopped by its time limit ends at
+another node on a slower host) is made the same by `process_zero_value`: every process takes
+process 0's.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from meshir.dialect.diagnostics import MeshIRError
 from . import setup
 
 _compiles = 0
+_choices = 0
 
 
 def digests(module, options: str, lowered: str) -> dict[str, str]:
@@ -57,25 +62,56 @@ def check_same_program(module, options, lowered) -> None:
             only = "" if first in mine and first in theirs[p] else " (a function only one of them has)"
             raise MeshIRError(
                 f"mi.compile #{_compiles}: process {config.process_id} and process {p} compile different "
-                f"programs: {first} differs{only}. Every process must compile the same program with the "
+                f"programs: {first} {'differ' if first.endswith('options') else 'differs'}{only}. Every process must compile the same program with the "
                 f"same options, in the same order (a layout, shape or branch that depends on the process "
                 f"id or on local data makes them differ)")
 
 
 def _gather(client, prefix: str, config) -> dict[int, dict]:
     """Every other process's digests of this compile, waiting at most `config.timeout`."""
+    found = _wait(client, prefix, config, lambda found: len(found) == config.num_processes)
+    if found is None:
+        found = {int(k.rsplit("/", 1)[1]) for k, _ in client.key_value_dir_get(prefix)}
+        missing = sorted(set(range(config.num_processes)) - found)
+        raise MeshIRError(
+            f"mi.compile #{_compiles}: process {config.process_id} waited {config.timeout:g} s for "
+            f"process{'es' if len(missing) > 1 else ''} {', '.join(map(str, missing))} to compile the same "
+            f"program; they never did (they compiled fewer programs, failed, or hang) "
+            f"(mi.distributed.initialize(timeout=...))")
+    found.pop(config.process_id)
+    return {p: json.loads(v) for p, v in found.items()}
+
+
+def _wait(client, prefix: str, config, done) -> dict[int, str] | None:
+    """{process: value} under `prefix` once `done` of it, or None after `config.timeout`."""
     deadline, pause = time.monotonic() + config.timeout, 0.005
     while True:
         found = {int(k.rsplit("/", 1)[1]): v for k, v in client.key_value_dir_get(prefix)}
-        if len(found) == config.num_processes:
-            found.pop(config.process_id)
-            return {p: json.loads(v) for p, v in found.items()}
+        if done(found):
+            return found
         if time.monotonic() > deadline:
-            missing = sorted(set(range(config.num_processes)) - set(found))
-            raise MeshIRError(
-                f"mi.compile #{_compiles}: process {config.process_id} waited {config.timeout:g} s for "
-                f"process{'es' if len(missing) > 1 else ''} {', '.join(map(str, missing))} to compile the same "
-                f"program; they never did (they compiled fewer programs, failed, or hang) "
-                f"(mi.distributed.initialize(timeout=...))")
+            return None
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
+
+
+def process_zero_value(what: str, mine: str) -> str:
+    """Process 0's `mine` for this choice (the n-th call in every process), or `mine` itself
+    outside a program over processes. `what` names the choice in the timeout's error."""
+    global _choices
+    config = setup.current
+    if config is None or config.num_processes < 2:
+        return mine
+    _choices += 1
+    prefix = f"meshir/choice/{_choices}/"
+    client = jp.distributed_client()
+    if config.process_id == 0:
+        client.key_value_set(prefix + "0", mine)
+        return mine
+    found = _wait(client, prefix, config, lambda found: 0 in found)
+    if found is None:
+        raise MeshIRError(
+            f"{what} #{_choices}: process {config.process_id} waited {config.timeout:g} s for process 0's "
+            f"choice; it never made it (it made fewer choices, failed, or hangs) "
+            f"(mi.distributed.initialize(timeout=...))")
+    return found[0]
