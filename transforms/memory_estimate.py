@@ -92,19 +92,33 @@ def _type(value):
         return None
 
 
-class _Liveness:
-    """Peak live temporary bytes of a block (and the blocks nested in its ops)."""
+class PeakBytes:
+    """The largest live total of a walk, in bytes per device, and what was live then."""
 
-    def __init__(self, mesh_shape: dict[str, int]):
-        self.mesh_shape = mesh_shape
+    def __init__(self):
+        self.best, self.at = 0, []
 
-    def bytes_of(self, value) -> int:
-        t = _type(value)
-        return shard_bytes(t, self.mesh_shape) if t is not None else 0
+    def offer(self, total: int, live: dict) -> None:
+        if total > self.best:
+            self.best, self.at = total, list(live.items())
 
-    def peak(self, block, returned: set) -> tuple[int, list]:
-        """(peak bytes, the (value, bytes) live at the peak) of `block`'s temporaries; values in
-        `returned` and the block's arguments are not temporaries."""
+    def totals(self) -> list:
+        return [self.best]
+
+
+class Liveness:
+    """Peak live temporaries of a block (and the blocks nested in its ops), in the amounts
+    `amount(value)` gives, added from `zero()`; `peaks()` makes what keeps the peak. With bytes
+    per device and `PeakBytes` this is `estimate_memory`'s; the layout search walks the
+    unpartitioned program once with counts per tensor signature instead
+    (transforms/auto_layout/summary.py) and prices every rule set from that one walk."""
+
+    def __init__(self, amount, zero=int, peaks=PeakBytes):
+        self.amount, self.zero, self.peaks = amount, zero, peaks
+
+    def peak(self, block, returned: set):
+        """The `peaks()` of `block`'s temporaries; values in `returned` and the block's
+        arguments are not temporaries."""
         ops = list(block.operations)
         # Which fused values must be materialized: read by an op that needs a buffer.
         materialized = set()
@@ -126,15 +140,13 @@ class _Liveness:
                 else:
                     roots[res] = frozenset((res,))
                     buffers[res] = i
-        live, current, peak, at_peak = {}, 0, 0, []
+        live, current, peaks = {}, self.zero(), self.peaks()
         for i, op in enumerate(ops):
-            inner = 0
-            for region in op.operation.regions:
-                for b in region.blocks:
-                    inner = max(inner, self.peak(b, set())[0])
+            inner = [t for region in op.operation.regions for b in region.blocks
+                     for t in self.peak(b, set()).totals()] or [self.zero()]
             new = [r for r in op.operation.results if buffers.get(r) == i and r not in returned]
             for res in new:
-                size = self.bytes_of(res)
+                size = self.amount(res)
                 reuse = None
                 if _is_fused(op) or op.operation.name in IN_PLACE:
                     reuse = next((r for o in op.operation.operands for r in roots.get(o, ())
@@ -144,11 +156,11 @@ class _Liveness:
                     current -= size
                 live[res] = size
                 current += size
-            if current + inner > peak:
-                peak, at_peak = current + inner, list(live.items())
+            for t in inner:
+                peaks.offer(current + t, live)
             for r in [r for r in live if last_use.get(r, i) <= i]:
                 current -= live.pop(r)
-        return peak, at_peak
+        return peaks
 
 
 def _output_backed(block, outputs: set) -> set:
@@ -175,8 +187,9 @@ def estimate_memory(module, function: str | None = None, limit: int = 10) -> Mem
     returned = set(ret.operation.operands) | _output_backed(block, set(ret.operation.operands))
     arg_bytes = [shard_bytes(t, mesh_shape) for t in sig.arg_types]
     res_bytes = [shard_bytes(t, mesh_shape) for t in sig.result_types]
-    liveness = _Liveness(mesh_shape)
-    temps, at_peak = liveness.peak(block, returned | set(block.arguments))
+    peak = Liveness(lambda v: shard_bytes(t, mesh_shape) if (t := _type(v)) is not None else 0).peak(
+        block, returned | set(block.arguments))
+    temps, at_peak = peak.best, peak.at
     tensors = [TensorBytes(n, str(t), b, "argument") for n, t, b in zip(sig.arg_names, sig.arg_types, arg_bytes)]
     tensors += [TensorBytes(n, str(t), b, "result") for n, t, b in zip(sig.result_names, sig.result_types, res_bytes)]
     tensors += [TensorBytes(v.get_name(), str(_type(v)), b, "temporary") for v, b in at_peak]

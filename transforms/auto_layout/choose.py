@@ -3,7 +3,7 @@
 `choose_layout` runs the search (search.py) on the program's summary, then partitions the
 program with the best candidates through `mi.compile`'s own passes (transforms/partition.py),
 in the model's order, until `measure` of them fit the memory budget by the real estimate
-(transforms/memory_estimate.py; the model's memory is only a floor): their measured
+(transforms/memory_estimate.py; the model's budget cut uses only a floor): their measured
 collectives (bytes by kind, α–β seconds) and memory replace the predictions, they are ranked
 again by what was measured, and those over the budget are dropped. The API (`mi.auto_layout`, `mi.compile(layout="auto")`) and the pass
 (`mtf-auto-layout`) both call it.
@@ -89,14 +89,16 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
             ranked = fitting + rest
             return Choice(ranked[0], ranked, objective, all(r.exact for r in results), max(r.gap for r in results),
                           sum(r.visited for r in results), sum(r.seconds for r in results))
-        scale = min(scale, min(c.predicted.memory / c.measured.memory for c in candidates if c.measured.memory))
+        scale = min(scale, min(c.predicted.floor / c.measured.memory for c in candidates if c.measured.memory))
     if tried:
         least, v = min(tried, key=lambda cv: cv[0].measured.memory)
         _no_fit(v.module, v.fn, Found(least.rules, least.predicted), model, memory_budget)
-    over = [(f, v) for r, v in zip(results, variants) for f in r.over_budget]
+    over = [(Candidate(f.rules, f.estimate), v) for r, v in zip(results, variants) for f in r.over_budget]
+    for c, v in over:
+        measure_candidate(v.module, v.fn, c, model, mesh_shape)
     if over:
-        f, v = min(over, key=lambda fv: fv[0].estimate.memory)
-        _no_fit(v.module, v.fn, f, model, memory_budget)
+        least, v = min(over, key=lambda cv: cv[0].measured.memory)
+        _no_fit(v.module, v.fn, Found(least.rules, least.predicted), model, memory_budget)
     raise MeshIRError("no layout is legal for this program on mesh "
                       f"<{mesh.format_axes()}>{_constraints_text(summary.fixed, fixed)}")
 

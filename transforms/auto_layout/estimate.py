@@ -9,9 +9,13 @@ op group then costs, per device and per run of the program:
   pending over their axes: one all_reduce of the result's shard, priced by the one cost
   model (`CostModel.price`: bytes by the ring formulas, α–β seconds); a dim it needs whole
   that is split: one all_gather of its shard;
-- **memory**: arguments and results per device, plus the largest op result per device (a
-  floor on the temporaries; the chosen candidates are re-measured by the real pipeline's
-  memory estimate, transforms/memory_estimate.py).
+- **memory**: arguments and results per device, plus the peak of the live temporaries: the
+  largest of the summary's live profiles (memory_estimate.py's liveness walk on the
+  unpartitioned program) priced with this rule set's shards. It leaves out the collectives'
+  own buffers and the layout changes partitioning adds, and propagation may split a
+  temporary further than the rules say (so the budget cuts by `floor`, the arguments and
+  results alone); the chosen candidates are re-measured by the real pipeline's memory
+  estimate.
 
 Time = compute (FLOPs / the device's throughput) + communication, no overlap (cost_model.py).
 `lower_bound` prices a partial rule set: every dim not yet assigned counted as split as far as
@@ -40,6 +44,11 @@ class Estimate:
     memory: int
     collectives: int = 0
     largest: tuple = field(default=(), compare=False)
+    #: What no partitioning under these rules goes below: arguments and results, whose
+    #: layouts the rules fix. The budget cuts by it: propagation may split a temporary
+    #: further than its dims' rules (a dim renamed from one the rules split), so `memory`
+    #: may overestimate, and an overestimate must not cut a candidate that fits.
+    floor: int = 0
 
     @property
     def bytes(self) -> int:
@@ -72,20 +81,27 @@ class Estimator:
 
     def estimate(self, rules: dict) -> Estimate:
         sizes, flops, kinds, seconds, count = self.summary.dims, 0.0, {}, 0.0, 0
-        largest = 0
         for g, n in self.groups:
             space = dict(g.space)
             result_bytes = self.local(rules, g.result, space) * g.itemsize
-            largest = max(largest, result_bytes)
             flops += n * _work(g, lambda names: self.local(rules, names, space))
             for kind, axes in self._collectives(g, rules):
                 cost = self.model.price(kind, result_bytes, axes, self.mesh_shape)
                 kinds[kind] = kinds.get(kind, 0) + n * cost.bytes_per_device
                 seconds += n * cost.seconds
                 count += n
-        memory = sum(self.local(rules, names, sizes) * size for names, size in
-                     self.summary.arguments + self.summary.results) + largest
-        return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops), memory, count)
+        local = lambda names: self.local(rules, names, sizes)  # noqa: E731
+        return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops),
+                        self._memory(local), count, floor=self._fixed(local))
+
+    def _fixed(self, local) -> int:
+        """Arguments + results, `local(names)` elements each."""
+        return sum(local(names) * size for names, size in self.summary.arguments + self.summary.results)
+
+    def _memory(self, local) -> int:
+        """Arguments + results + the largest live temporaries, `local(names)` elements each."""
+        return self._fixed(local) + max((sum(n * local(names) * size for (names, size), n in live.items())
+                            for live in self.summary.temporaries), default=0)
 
     @staticmethod
     def _collectives(g: OpGroup, rules: dict):
@@ -112,12 +128,11 @@ class Estimator:
                     cost = self.model.price(kind, result_bytes, axes, self.mesh_shape)
                     kinds[kind] = kinds.get(kind, 0) + n * cost.bytes_per_device
                     seconds += n * cost.seconds
-        memory = 0
-        for names, size in self.summary.arguments + self.summary.results:
-            free = math.prod(self.mesh_shape.values())
-            memory += size * math.prod(sizes[x] // self.split(rules, x) if x in assigned
-                                       else max(1, sizes[x] // min(sizes[x], free)) for x in names)
-        return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops), memory)
+        free = math.prod(self.mesh_shape.values())  # an unassigned dim: split as far as the mesh goes
+        local = lambda names: math.prod(sizes[x] // self.split(rules, x) if x in assigned  # noqa: E731
+                                        else max(1, sizes[x] // min(sizes[x], free)) for x in names)
+        return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops),
+                        self._memory(local), floor=self._fixed(local))
 
     def _free_split(self, g: OpGroup, rules: dict, assigned: set) -> int:
         used = {a for x, _ in g.space if x in assigned for a in rules.get(x, ())}

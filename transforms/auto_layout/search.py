@@ -109,8 +109,9 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
                 return True
             evaluated += 1
             estimate = estimator.estimate(rules)
-            found = Found(dict(rules), dataclasses.replace(estimate, memory=estimate.memory - saved))
-            if memory_budget is not None and found.estimate.memory > memory_budget:
+            found = Found(dict(rules), dataclasses.replace(estimate, memory=estimate.memory - saved,
+                                                           floor=estimate.floor - saved))
+            if memory_budget is not None and found.estimate.floor > memory_budget:
                 over.append(found)
                 over.sort(key=lambda f: (f.estimate.memory,) + f.sort_key(objective))
                 del over[3:]
@@ -133,7 +134,8 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
             limit = threshold()
             if limit is not None and bound_key >= limit:
                 continue
-            if memory_budget is not None and bound.memory > memory_budget and len(over) >= 3:
+            if memory_budget is not None and bound.floor > memory_budget and len(over) >= 3 and \
+                    bound.memory >= over[-1].estimate.memory:  # neither fits nor needs less than those kept
                 continue
             rules[name] = axes
             if not visit(i + 1, rules, assigned | {name}):

@@ -12,6 +12,10 @@ program's length, and layers that share names cost nothing more to search:
   (`MtfOp.WORK`), and how many times the program runs such an op;
 - `tensors`: every value's set of dims (no axis may split two dims of one tensor);
 - `arguments`, `results`: the entry's values (memory per device);
+- `temporaries`: the live temporaries of the entry at each point where they may peak, as
+  counts per (dims, itemsize): memory_estimate.py's liveness walk (XLA's fusion and buffer
+  reuse, loop bodies once), run once on the unpartitioned program, so any rule set's peak is
+  the largest of these priced with its local sizes;
 - `unsplittable`: the dims a scan iterates over; `fixed`: dims a `mtf.shard` in the program
   pins to axes (constraints the search keeps).
 """
@@ -22,6 +26,8 @@ from dataclasses import dataclass, field
 
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.tensor_type import TensorType
+
+from ..memory_estimate import Liveness
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class ProgramSummary:
     tensors: set = field(default_factory=set)                 # frozensets of dim names
     arguments: list = field(default_factory=list)             # (dims tuple, itemsize) per argument
     results: list = field(default_factory=list)
+    temporaries: list = field(default_factory=list)           # Counters: (dims, itemsize) -> live count
     unsplittable: set = field(default_factory=set)
     fixed: dict = field(default_factory=dict)                  # dim -> axes tuple
 
@@ -62,7 +69,38 @@ def summarize(fn) -> ProgramSummary:
                 t = _tensor(v)
                 if t is not None:
                     out.results.append((tuple(t.names), t.dtype.itemsize))
+            returned = set(op.operation.operands) | set(block.arguments)
+            out.temporaries = Liveness(_signature_count, Counter, LiveProfiles).peak(block, returned).totals()
     return out
+
+
+class LiveProfiles:
+    """The live totals of a walk that no other one covers, each a Counter of live buffers per
+    (dims, itemsize): under any rule set the peak is one of them. Past `LIMIT` the two oldest
+    merge into their elementwise max, an over-estimate that keeps the list short."""
+    LIMIT = 64
+
+    def __init__(self):
+        self.kept: list[Counter] = []
+
+    def offer(self, total: Counter, live) -> None:
+        if any(_covers(k, total) for k in self.kept):
+            return
+        self.kept = [k for k in self.kept if not _covers(total, k)] + [total]
+        if len(self.kept) > self.LIMIT:
+            self.kept[:2] = [self.kept[0] | self.kept[1]]
+
+    def totals(self) -> list[Counter]:
+        return self.kept
+
+
+def _covers(a: Counter, b: Counter) -> bool:
+    return all(a[k] >= n for k, n in b.items())
+
+
+def _signature_count(value) -> Counter:
+    t = _tensor(value)
+    return Counter({(tuple(t.names), t.dtype.itemsize): 1}) if t is not None else Counter()
 
 
 def _tensor(value) -> TensorType | None:
