@@ -19,6 +19,7 @@ from meshir.dialect.signature import defined_functions
 
 from .auto_layout.choose import choose_layout
 from .cost_model_options import CostModelOptions
+from .inline_calls import inline_calls
 from .memory_estimate import parse_bytes
 from .registry import ModulePass, option, register_pass
 from .shard_update import drop_parameter_markers
@@ -38,15 +39,22 @@ class AutoLayoutPass(CostModelOptions, ModulePass):
             raise MeshIRError(f"time-limit must be a positive number of seconds, got {self.time_limit}")
         budget = parse_bytes(self.memory_budget, "memory-budget") if self.memory_budget.strip() else None
         meshes = module_meshes(module_op)
+        inlined = module_op.clone()  # the search sees a callee's tensors (mi.remat) as mi.compile does
+        inline_calls(inlined)
+        inlined_fns = {_name(f): f for f in defined_functions(inlined)}
         for fn in defined_functions(module_op):
             mesh = function_mesh(fn, meshes)
-            if mesh is None:
+            if mesh is None or "sym_visibility" in fn.attributes:  # a callee takes its callers' layouts
                 continue
             with fn.context:
-                choice = choose_layout(module_op, fn, mesh, self.cost_model(), self.goal, budget,
+                choice = choose_layout(inlined, inlined_fns[_name(fn)], mesh, self.cost_model(), self.goal, budget,
                                        self.time_limit)
                 if choice.chosen.shard_update is False:  # cheaper without weight-update sharding
                     drop_parameter_markers(module_op)
                 rules = {k: v for k, v in choice.chosen.rules.items() if v}
                 fn.attributes["mtf.layout_rules"] = ir.DictAttr.get(
                     {k: ir.ArrayAttr.get([ir.StringAttr.get(a) for a in v]) for k, v in sorted(rules.items())})
+
+
+def _name(fn) -> str:
+    return fn.attributes["sym_name"].value

@@ -241,4 +241,7 @@ def parse_bytes(text: str, what: str = "memory_budget") -> int:
     if unit not in BYTE_UNITS:
         raise MeshIRValueError(f"{what} {text!r}: unknown unit {m.group(2)!r} (expected one of "
                                "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    return int(float(m.group(1)) * BYTE_UNITS[unit])
+    value = float(m.group(1)) * BYTE_UNITS[unit]
+    if not value < 2**63:  # "1e400B" is inf
+        raise MeshIRValueError(f"{what} {text!r} is more bytes than any device has (at most 2**63)")
+    return int(value)

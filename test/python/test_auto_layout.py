@@ -133,6 +133,32 @@ def test_the_models_memory_is_the_real_estimate_of_the_partitioned_program(stack
         assert candidate.predicted.memory == pytest.approx(candidate.measured.memory, rel=0.02), rules
 
 
+@pytest.mark.parametrize("mesh", [{"x": 4, "y": 2}, {"x": 2, "y": 2, "z": 2}], ids=["4x2", "2x2x2"])
+@pytest.mark.parametrize("measure", [0, 3])
+def test_a_budget_only_the_least_memory_layout_fits_is_met(mesh, measure):
+    """The budget is exactly the least memory any layout needs (the memory objective's best,
+    measured): the choice fits it by the real estimate, with or without measuring (the search
+    runs again past tables found over budget, rather than failing)."""
+    step = train_step(mesh)
+    least = mi.auto_layout(step, objective="memory", cost_model=TIME, measure=10)
+    budget = min(c.measured.memory for c in least.candidates if c.measured)
+    choice = mi.auto_layout(step, memory_budget=budget, cost_model=TIME, measure=measure)
+    assert mi.compile(step, layout=choice.rules).compile_report.memory.total <= budget, choice
+
+
+def test_an_arguments_own_layout_and_a_shard_pin_are_kept():
+    """prog.argument(..., layout=) and mi.shard pin dims as user rules do: every candidate
+    keeps them, measured or not."""
+    with mi.Program("ffn", mi.Mesh({"x": 4, "y": 2})) as prog:
+        x = prog.argument("x", [B, M], layout={"batch": "x"})
+        w1, w2 = prog.argument("w1", [M, F]), prog.argument("w2", [F, M])
+        h = mi.shard(mi.relu(mi.einsum(x, w1, output=[B, F])), {"d_ff": "y"})
+        prog.result(mi.mean(mi.einsum(h, w2, output=[B, M])), name="loss")
+    for measure in (0, 3):
+        choice = mi.auto_layout(prog, objective="memory", cost_model=TIME, measure=measure)
+        assert all(c.rules["batch"] == ("x",) and c.rules["d_ff"] == ("y",) for c in choice.candidates), choice
+
+
 def test_the_search_does_not_grow_with_stacked_depth():
     visited, groups = {}, {}
     for layers in (2, 8):
@@ -167,6 +193,11 @@ def test_bad_input_is_a_clear_error():
         mi.auto_layout(step, objective="speed")
     with pytest.raises(mi.MeshIRError, match=r"time_limit must be a positive number"):
         mi.auto_layout(step, time_limit=0)
+    with pytest.raises(mi.MeshIRError, match=r"memory_budget '1e400B' is more bytes than any device has"):
+        mi.auto_layout(step, memory_budget="1e400B")
+    with pytest.raises(mi.MeshIRError, match=r"time_limit must be a real number, got bool True"):
+        mi.auto_layout(step, time_limit=True)
+    assert mi.auto_layout(step, time_limit=np.float32(5), cost_model=TIME).exact  # NumPy numbers are numbers
     with pytest.raises(mi.MeshIRError, match=r"auto_layout keep must be at least 1, got 0"):
         mi.auto_layout(step, keep=0)
     with pytest.raises(mi.MeshIRError, match=r"auto_layout measure must be at least 0, got -1"):

@@ -16,7 +16,11 @@ from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.layout_rules import LayoutRules
 
 from .estimate import Estimate, Estimator
-from .search import OBJECTIVES, Found, key, options, search
+from .search import OBJECTIVES, Found, key, key_of, options, search
+
+#: Searches before "no layout fits": the table found over budget by measurement is excluded
+#: each time (the last search looks for the least memory).
+ROUNDS = 4
 from .summary import summarize
 
 
@@ -67,16 +71,18 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
     fixed = {**LayoutRules.from_attribute(fn), **(fixed or {})}
     _check_fixed(summary, mesh_shape, {**summary.fixed, **fixed})
     variants = _variants(module, fn, mesh, mesh_shape)
-    scale, tried = 1.0, []
-    for _ in range(4):  # the model's memory is a floor: tighten its budget by what was measured
-        budget = None if memory_budget is None else int(memory_budget * scale)
+    estimators = [Estimator(summarize(v.fn), mesh_shape, model) for v in variants]
+    excluded, tried = [set() for _ in variants], []
+    for round_ in range(ROUNDS):
+        # the budget cuts only by a floor: a table that the measurement finds over budget is
+        # excluded and the search runs again; the last round looks for the least memory
+        goal = objective if round_ < ROUNDS - 1 else "memory"
         found, results = [], []
-        for v in variants:
-            estimator = Estimator(summarize(v.fn), mesh_shape, model)
-            result = search(estimator, objective, budget, time_limit / len(variants), fixed, keep, v.adjust)
+        for v, estimator, skip in zip(variants, estimators, excluded):
+            result = search(estimator, goal, memory_budget, time_limit / len(variants), fixed, keep, v.adjust, skip)
             results.append(result)
             found += [(f, v) for f in result.candidates]
-        found.sort(key=lambda fv: fv[0].sort_key(objective) + (fv[1].shard_update is False,))
+        found.sort(key=lambda fv: fv[0].sort_key(goal) + (fv[1].shard_update is False,))
         found = found[:keep]
         if not found:
             break
@@ -84,12 +90,13 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
         by_candidate = {id(c): v for c, (_, v) in zip(candidates, found)}
         fitting, rest = _measure_until_fit(by_candidate, candidates, model, mesh_shape, memory_budget, measure)
         tried += [(c, by_candidate[id(c)]) for c in candidates if c.measured is not None]
-        if fitting or rest or memory_budget is None:
+        if fitting or memory_budget is None:
             fitting.sort(key=lambda c: Found(c.rules, c.cost).sort_key(objective) + (c.shard_update is False,))
             ranked = fitting + rest
             return Choice(ranked[0], ranked, objective, all(r.exact for r in results), max(r.gap for r in results),
                           sum(r.visited for r in results), sum(r.seconds for r in results))
-        scale = min(scale, min(c.predicted.floor / c.measured.memory for c in candidates if c.measured.memory))
+        for c in candidates:
+            excluded[variants.index(by_candidate[id(c)])].add(key_of(c.rules))
     if tried:
         least, v = min(tried, key=lambda cv: cv[0].measured.memory)
         _no_fit(v.module, v.fn, Found(least.rules, least.predicted), model, memory_budget)
@@ -105,7 +112,14 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
 
 def _measure_until_fit(by_candidate, candidates, model, mesh_shape, budget, measure):
     """(measured candidates that fit, the rest unmeasured): measured in the model's order
-    until `measure` fit the budget by the real estimate."""
+    until `measure` fit the budget by the real estimate. With `measure=0`, nothing is
+    measured: the candidates the model's memory puts within the budget, all of them (when
+    there are none, the model may overestimate: they are measured until one fits)."""
+    if measure == 0:
+        fitting = [c for c in candidates if budget is None or c.predicted.memory <= budget]
+        if fitting or budget is None:
+            return fitting, []
+        measure = 1
     fitting, rest = [], []
     for c in candidates:
         if len(fitting) >= measure:
@@ -173,6 +187,8 @@ def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict)
     from ..partition import partition_passes
 
     work = module.operation.clone()
+    for other in _other_entries(work, _name(fn)):  # the rules are this function's alone
+        other.operation.erase()
     rules = LayoutRules.of({k: v for k, v in candidate.rules.items() if v})
     Pipeline(partition_passes(work, rules, model)).apply(work)
     kinds, seconds, count = {}, 0.0, 0
@@ -185,6 +201,13 @@ def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict)
     candidate.measured = replace(candidate.predicted, bytes_by_kind=tuple(sorted(kinds.items())),
                                  comm_seconds=seconds, memory=memory.total, collectives=count)
     candidate.largest = tuple(memory.largest)
+
+
+def _other_entries(module, name: str) -> list:
+    """The public functions of `module` other than `name` (private ones are its callees)."""
+    from meshir.dialect.signature import defined_functions
+
+    return [f for f in defined_functions(module) if _name(f) != name and "sym_visibility" not in f.attributes]
 
 
 def _name(fn) -> str:

@@ -42,6 +42,11 @@ class Found:
         return key(self.estimate, objective) + (splits, repr(sorted(self.rules.items())))
 
 
+def key_of(rules: dict) -> str:
+    """One text per rule set (dims left whole do not count)."""
+    return repr(sorted((k, tuple(v)) for k, v in rules.items() if v))
+
+
 @dataclass
 class SearchResult:
     candidates: list[Found]
@@ -72,10 +77,12 @@ def options(name: str, size: int, mesh_shape: dict[str, int], summary, fixed: di
 
 
 def search(estimator: Estimator, objective: str = "time", memory_budget: int | None = None,
-           time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10, adjust=None) -> SearchResult:
+           time_limit: float = 10.0, fixed: dict | None = None, keep: int = 10, adjust=None,
+           exclude: set | None = None) -> SearchResult:
     """The best `keep` rule sets (module docstring). `adjust(rules)`, when given, vets each
     complete rule set for another pass (weight-update sharding's data axes): None rejects
-    it, else the bytes of memory per device that pass saves under it."""
+    it, else the bytes of memory per device that pass saves under it. `exclude`: rule sets
+    (`key_of`) already measured over the budget."""
     summary, mesh_shape = estimator.summary, estimator.mesh_shape
     fixed = {**summary.fixed, **(fixed or {})}
     weight = {n: 0 for n in summary.dims}
@@ -97,28 +104,41 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
     def threshold():
         return best[-1].sort_key(objective)[:3] if len(best) >= keep else None
 
+    seen: set = set(exclude or ())
+
+    def consider(rules: dict) -> None:
+        """A complete rule set: into the table, or among the over-budget ones kept."""
+        nonlocal evaluated
+        text = key_of(rules)
+        if text in seen:
+            return
+        seen.add(text)
+        saved = 0 if adjust is None else adjust(rules)
+        if saved is None:
+            return
+        evaluated += 1
+        estimate = estimator.estimate(rules)
+        found = Found(dict(rules), dataclasses.replace(estimate, memory=estimate.memory - saved,
+                                                       floor=estimate.floor - saved))
+        if memory_budget is not None and found.estimate.floor > memory_budget:
+            over.append(found)
+            over.sort(key=lambda f: (f.estimate.memory,) + f.sort_key(objective))
+            del over[3:]
+            return
+        best.append(found)
+        best.sort(key=lambda f: f.sort_key(objective))
+        del best[keep:]
+
     def visit(i: int, rules: dict, assigned: set) -> bool:
-        nonlocal visited, exact, evaluated
+        nonlocal visited, exact
         visited += 1
-        if (best or over) and time.perf_counter() - start > time_limit:  # anytime: one candidate first
+        # anytime: stop once a candidate is found (or, for a variant that vets rule sets,
+        # whatever it found: the other variant has candidates)
+        if (best or over or adjust is not None) and time.perf_counter() - start > time_limit:
             exact = False
             return False
         if i == len(names):
-            saved = 0 if adjust is None else adjust(rules)
-            if saved is None:
-                return True
-            evaluated += 1
-            estimate = estimator.estimate(rules)
-            found = Found(dict(rules), dataclasses.replace(estimate, memory=estimate.memory - saved,
-                                                           floor=estimate.floor - saved))
-            if memory_budget is not None and found.estimate.floor > memory_budget:
-                over.append(found)
-                over.sort(key=lambda f: (f.estimate.memory,) + f.sort_key(objective))
-                del over[3:]
-                return True
-            best.append(found)
-            best.sort(key=lambda f: f.sort_key(objective))
-            del best[keep:]
+            consider(rules)
             return True
         name = names[i]
         used = {a for other in neighbours[name] if other in assigned for a in rules.get(other, ())}
@@ -144,6 +164,7 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
             del rules[name]
         return True
 
+    consider({n: tuple(fixed.get(n, ())) for n in names})  # no split but the fixed: the first incumbent
     visit(0, {}, set())
     elapsed = time.perf_counter() - start
     gap = 0.0

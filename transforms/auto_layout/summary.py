@@ -17,7 +17,7 @@ program's length, and layers that share names cost nothing more to search:
   reuse, loop bodies once), run once on the unpartitioned program, so any rule set's peak is
   the largest of these priced with its local sizes;
 - `unsplittable`: the dims a scan iterates over; `fixed`: dims a `mtf.shard` in the program
-  pins to axes (constraints the search keeps).
+  or an argument's own layout pins to axes (constraints the search keeps).
 """
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def summarize(fn) -> ProgramSummary:
         if t is not None:
             out.arguments.append((tuple(t.names), t.dtype.itemsize))
             _note(out, t)
+            _pin(out, t)  # an argument's own layout (prog.argument(..., layout=)) is kept
     _walk(block, 1, out)
     for op in block.operations:
         if op.operation.name == "func.return":
@@ -116,6 +117,12 @@ def _note(out: ProgramSummary, t: TensorType) -> None:
         out.dims[d.name] = d.size
 
 
+def _pin(out: ProgramSummary, t: TensorType) -> None:
+    for d in t.dims:
+        if d.axes:
+            out.fixed[d.name] = tuple(d.axes)
+
+
 def _walk(block, repeats: int, out: ProgramSummary) -> None:
     for op in block.operations:
         cls = OP_CLASSES.get(op.operation.name)
@@ -137,9 +144,7 @@ def _walk(block, repeats: int, out: ProgramSummary) -> None:
         if cls is None or not results:
             continue
         if op.operation.name == "mtf.shard" and "cut" not in op.attributes:
-            for d in results[0].dims:
-                if d.axes:
-                    out.fixed[d.name] = tuple(d.axes)
+            _pin(out, results[0])
         if getattr(cls, "IS_COLLECTIVE", False) or getattr(cls, "CHANGES_LAYOUT", False):
             continue
         out.groups[_group(op, cls, operands, results[0])] += repeats

@@ -100,7 +100,8 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     budget = checks.memory_budget(memory_budget)
     model = checks.cost_model(cost_model) if cost_model is not None else default_cost_model()
     rules = checks.layout_rules(layout, "layout rules")
-    if not isinstance(time_limit, (int, float)) or isinstance(time_limit, bool) or not time_limit > 0:
+    time_limit = checks.real(time_limit, "time_limit", finite=False)
+    if not time_limit > 0:
         raise MeshIRError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     keep = checks.integer(keep, "auto_layout keep", minimum=1)
     measure = checks.integer(measure, "auto_layout measure", minimum=0)
