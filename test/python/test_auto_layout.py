@@ -258,3 +258,11 @@ def test_weight_update_sharding_is_a_choice_of_the_search():
     timed = mi.compile(step, layout="auto", cost_model=TIME)
     assert timed.auto_layout.shard_update is False and timed.auto_layout.rules == {}
     assert "mtf.update_sharding" not in str(timed.partitioned_module) and not timed.compile_report.collectives
+    # mi.auto_layout's result as compile's layout: its rules and its choice on the update sharding
+    kept = mi.compile(step, layout=memory)
+    assert kept.auto_layout is memory and "reduce_scatter" in {c.kind for c in kept.compile_report.collectives}
+    dropped = mi.compile(step, layout=free)  # its rules alone would keep the sharding, which has no data axis
+    assert dropped.auto_layout is free and "mtf.update_sharding" not in str(dropped.partitioned_module)
+    assert {c.kind for c in dropped.compile_report.collectives} == {"all_reduce"}
+    with pytest.raises(mi.MeshIRError, match="shard_update=True found no data-parallel mesh axis"):
+        mi.compile(step, layout=free.rules)

@@ -36,7 +36,9 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     with PJRT.
 
     `layout`: Mesh-TensorFlow layout rules added to the program's, or "auto": the rules
-    `mi.auto_layout` chooses under `memory_budget` and `cost_model` (kept as `exe.auto_layout`). `mesh`: the mesh to run on
+    `mi.auto_layout` chooses under `memory_budget` and `cost_model` (kept as `exe.auto_layout`),
+    or what `mi.auto_layout(...)` returned (its rules, and its weight-update sharding on or
+    off). `mesh`: the mesh to run on
     when the program declares none (it must match the program's when it does). `mode`:
     "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
     whose buffers the results may reuse, or True for every argument with a result of the same
@@ -56,12 +58,13 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
 
     mode = checks.choice(mode, MODES, "mode")
     budget = checks.memory_budget(memory_budget)
-    chosen = None
-    if isinstance(layout, str) and layout == "auto":
-        from .auto_layout import auto_layout
+    from .auto_layout import AutoLayout, auto_layout
 
+    chosen = layout if isinstance(layout, AutoLayout) else None  # mi.auto_layout's result, settings of one's own
+    if isinstance(layout, str) and layout == "auto":
         chosen = auto_layout(program_or_module, mesh=mesh, memory_budget=budget, cost_model=cost_model,
                              function=function)
+    if chosen is not None:
         layout = chosen.rules
     rules = checks.layout_rules(layout, "layout rules")
     source, function = prepared_source(program_or_module, checks.mesh(mesh, "compile mesh"), function,
