@@ -5,9 +5,12 @@ product divides its size, no axis on two dims that share a tensor, a scan's dim 
 the user's rules and the program's `mtf.shard` pins kept. Axes of one dim are taken in the
 mesh's order: another order of the same axes costs the same under the model.
 
-Depth-first branch and bound over the dims (largest first), each dim's options tried in the
-order of their lower bound (estimate.py): a subtree whose bound cannot beat the `keep`-th best
-candidate, or cannot fit the memory budget, is cut. The candidates table is exact when the
+"No split" (but the fixed points) is priced first, the incumbent a stopped search never does
+worse than. Then depth-first branch and bound over the dims (largest first), each dim's
+options tried in the order of their lower bound (estimate.py): a subtree whose bound cannot
+beat the `keep`-th best candidate, or whose floor cannot fit the memory budget (and which
+cannot need less than the over-budget candidates kept), is cut. Rule sets already measured
+over the budget (`exclude`) are skipped. The candidates table is exact when the
 search finishes. At the time limit it stops and returns the best found, with `gap`: how far
 the best may be from optimal, relative to the bound of the whole space. Deterministic: no
 randomness, ties go to fewer split dims, then to the rule set's text.
