@@ -159,6 +159,52 @@ def test_an_arguments_own_layout_and_a_shard_pin_are_kept():
         assert all(c.rules["batch"] == ("x",) and c.rules["d_ff"] == ("y",) for c in choice.candidates), choice
 
 
+def _rename_and_pad_program(mesh):
+    """A renamed dim (propagation carries a split across the rename) and a name with two sizes
+    (pad, then slice back)."""
+    L, D, T = mi.Dim("length", 32), mi.Dim("d_model", 64), mi.Dim("time", 32)
+    with mi.Program("p", mi.Mesh(mesh)) as prog:
+        x, w, t = prog.argument("x", [L, D]), prog.argument("w", [D, F]), prog.argument("t", [B, T])
+        prog.result(mi.einsum(mi.rename(x, "length", "memory_length"), w,
+                              output=[mi.Dim("memory_length", 32), F]), name="y")
+        prog.result(mi.slice(mi.pad(mi.exp(t), "time", 2, 2), "time", 1, 32), name="z")
+    return prog
+
+
+@pytest.mark.parametrize("mesh", [{"x": 8}, {"x": 4, "y": 2}], ids=["8", "4x2"])
+def test_the_floor_is_under_the_real_memory_of_every_legal_rule_set(mesh):
+    """The budget cuts by the floor, so it must never exceed the real estimate: checked on
+    every legal rule set of a program with a rename (a split carried across it) and a dim
+    with two sizes (pad: only what divides both is offered), and the FFN step; a tight
+    budget then gets a layout that fits it."""
+    for program in (_rename_and_pad_program(mesh), train_step(mesh)):
+        source, fn = prepared(program)
+        summary = summarize(fn)
+        estimator, least = Estimator(summary, mesh, TIME), None
+        for rules in legal_rule_sets(summary, mesh):
+            candidate = Candidate(rules, estimator.estimate(rules))
+            measure_candidate(source, fn, candidate, TIME, mesh)
+            assert candidate.predicted.floor <= candidate.measured.memory, rules
+            least = min(least or candidate.measured.memory, candidate.measured.memory)
+        choice = mi.auto_layout(program, memory_budget=least, cost_model=TIME)
+        assert mi.compile(program, layout=choice.rules).compile_report.memory.total <= least
+
+
+def test_pins_no_one_rule_set_keeps_stay_on_their_values():
+    """mi.shard pins length:x on one value and heads:x on another (a tensor has both): no
+    single rule set keeps both, so they stay constraints on their own values, as mi.compile
+    treats them, and the search goes on."""
+    L, H = mi.Dim("length", 8), mi.Dim("heads", 4)
+    with mi.Program("p", mi.Mesh({"x": 2})) as prog:
+        x = prog.argument("x", [L, H])
+        a = mi.shard(mi.exp(x), {"length": "x"})
+        prog.result(mi.shard(mi.exp(a), {"length": (), "heads": "x"}), name="y")
+    choice = mi.auto_layout(prog, cost_model=TIME)
+    value = np.arange(32, dtype=np.float32).reshape(8, 4) / 32
+    np.testing.assert_allclose(np.asarray(mi.compile(prog, layout=choice.rules)(x=value)), np.exp(np.exp(value)),
+                               rtol=1e-6)
+
+
 def test_the_search_does_not_grow_with_stacked_depth():
     visited, groups = {}, {}
     for layers in (2, 8):

@@ -69,7 +69,12 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
     summary = summarize(fn)
     mesh_shape = dict(mesh.axes)
     fixed = {**LayoutRules.from_attribute(fn), **(fixed or {})}
-    _check_fixed(summary, mesh_shape, {**summary.fixed, **fixed})
+    _check_fixed(summary, mesh_shape, fixed)  # the user's and the function's rules: an error names them
+    try:  # pins (mtf.shard, an argument's layout) as rules for their dims' names, where they agree
+        _check_fixed(summary, mesh_shape, {**summary.fixed, **fixed})
+        fixed = {**summary.fixed, **fixed}
+    except MeshIRError:  # pins on different values that no one rule set keeps: the partitioner reshards
+        pass             # around each, so they stay constraints on their own values
     variants = _variants(module, fn, mesh, mesh_shape)
     estimators = [Estimator(summarize(v.fn), mesh_shape, model) for v in variants]
     excluded, tried = [set() for _ in variants], []

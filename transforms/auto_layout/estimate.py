@@ -72,6 +72,7 @@ class Estimator:
     def __init__(self, summary: ProgramSummary, mesh_shape: dict[str, int], model):
         self.summary, self.mesh_shape, self.model = summary, dict(mesh_shape), model
         self.groups = list(summary.groups.items())
+        self.linked = _classes(summary.renamed)
 
     def split(self, rules: dict, name: str) -> int:
         return math.prod(self.mesh_shape[a] for a in rules.get(name, ()))
@@ -80,7 +81,7 @@ class Estimator:
         return math.prod(sizes[n] // self.split(rules, n) for n in names)
 
     def estimate(self, rules: dict) -> Estimate:
-        sizes, flops, kinds, seconds, count = self.summary.dims, 0.0, {}, 0.0, 0
+        flops, kinds, seconds, count = 0.0, {}, 0.0, 0
         for g, n in self.groups:
             space = dict(g.space)
             result_bytes = self.local(rules, g.result, space) * g.itemsize
@@ -90,17 +91,19 @@ class Estimator:
                 kinds[kind] = kinds.get(kind, 0) + n * cost.bytes_per_device
                 seconds += n * cost.seconds
                 count += n
-        local = lambda names: self.local(rules, names, sizes)  # noqa: E731
+        local = lambda dims: math.prod(size // self.split(rules, n) for n, size in dims)  # noqa: E731
+        floor = lambda dims: math.prod(  # noqa: E731  (a split may cross a rename: the most its names have)
+            max(1, size // max(self.split(rules, m) for m in self.linked.get(n, (n,)))) for n, size in dims)
         return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops),
-                        self._memory(local), count, floor=self._fixed(local))
+                        self._memory(local), count, floor=self._fixed(floor))
 
     def _fixed(self, local) -> int:
-        """Arguments + results, `local(names)` elements each."""
-        return sum(local(names) * size for names, size in self.summary.arguments + self.summary.results)
+        """Arguments + results, `local(dims)` elements each."""
+        return sum(local(dims) * size for dims, size in self.summary.arguments + self.summary.results)
 
     def _memory(self, local) -> int:
-        """Arguments + results + the largest live temporaries, `local(names)` elements each."""
-        return self._fixed(local) + max((sum(n * local(names) * size for (names, size), n in live.items())
+        """Arguments + results + the largest live temporaries, `local(dims)` elements each."""
+        return self._fixed(local) + max((sum(n * local(dims) * size for (dims, size), n in live.items())
                             for live in self.summary.temporaries), default=0)
 
     @staticmethod
@@ -114,7 +117,7 @@ class Estimator:
 
     def lower_bound(self, rules: dict, assigned: set) -> Estimate:
         """No rule set that keeps `rules` on the `assigned` dims costs less (module docstring)."""
-        sizes, flops, kinds, seconds = self.summary.dims, 0.0, {}, 0.0
+        flops, kinds, seconds = 0.0, {}, 0.0
         for g, n in self.groups:
             space = dict(g.space)
             free = self._free_split(g, rules, assigned)
@@ -129,14 +132,27 @@ class Estimator:
                     kinds[kind] = kinds.get(kind, 0) + n * cost.bytes_per_device
                     seconds += n * cost.seconds
         free = math.prod(self.mesh_shape.values())  # an unassigned dim: split as far as the mesh goes
-        local = lambda names: math.prod(sizes[x] // self.split(rules, x) if x in assigned  # noqa: E731
-                                        else max(1, sizes[x] // min(sizes[x], free)) for x in names)
+        local = lambda dims: math.prod(size // self.split(rules, x) if x in assigned  # noqa: E731
+                                       else max(1, size // min(size, free)) for x, size in dims)
+        floor = lambda dims: math.prod(  # noqa: E731  (a name linked to an unassigned one: split as far as can be)
+            max(1, size // max(self.split(rules, m) for m in self.linked.get(x, {x})))
+            if self.linked.get(x, {x}) <= assigned else max(1, size // min(size, free)) for x, size in dims)
         return Estimate(flops, tuple(sorted(kinds.items())), seconds, compute_seconds(self.model, flops),
-                        self._memory(local), floor=self._fixed(local))
+                        self._memory(local), floor=self._fixed(floor))
 
     def _free_split(self, g: OpGroup, rules: dict, assigned: set) -> int:
         used = {a for x, _ in g.space if x in assigned for a in rules.get(x, ())}
         return math.prod(s for a, s in self.mesh_shape.items() if a not in used)
+
+
+def _classes(pairs: set) -> dict[str, set]:
+    """name -> every name linked to it by a chain of renames (itself included)."""
+    classes: dict[str, set] = {}
+    for pair in pairs:
+        merged = set(pair).union(*(classes.get(n, set()) for n in pair))
+        for n in merged:
+            classes[n] = merged
+    return classes
 
 
 def _work(g: OpGroup, local) -> float:

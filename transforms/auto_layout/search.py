@@ -85,9 +85,9 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
     """The best `keep` rule sets (module docstring). `adjust(rules)`, when given, vets each
     complete rule set for another pass (weight-update sharding's data axes): None rejects
     it, else the bytes of memory per device that pass saves under it. `exclude`: rule sets
-    (`key_of`) already measured over the budget."""
+    (`key_of`) already measured over the budget. `fixed`: the rules every candidate keeps."""
     summary, mesh_shape = estimator.summary, estimator.mesh_shape
-    fixed = {**summary.fixed, **(fixed or {})}
+    fixed = dict(fixed or {})  # choose.py merges the program's pins in where they agree
     weight = {n: 0 for n in summary.dims}
     for g, count in summary.groups.items():
         for n, size in g.space:

@@ -16,11 +16,13 @@ program's length, and layers that share names cost nothing more to search:
   counts per (dims, itemsize): memory_estimate.py's liveness walk (XLA's fusion and buffer
   reuse, loop bodies once), run once on the unpartitioned program, so any rule set's peak is
   the largest of these priced with its local sizes;
+- `renamed`: name pairs an `mtf.rename` links (propagation may carry a split across);
 - `unsplittable`: the dims a scan iterates over; `fixed`: dims a `mtf.shard` in the program
   or an argument's own layout pins to axes (constraints the search keeps).
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -43,13 +45,14 @@ class OpGroup:
 
 @dataclass
 class ProgramSummary:
-    dims: dict[str, int] = field(default_factory=dict)
+    dims: dict[str, int] = field(default_factory=dict)            # name -> size (the gcd of its sizes)
     groups: Counter = field(default_factory=Counter)          # OpGroup -> count (per run)
     tensors: set = field(default_factory=set)                 # frozensets of dim names
-    arguments: list = field(default_factory=list)             # (dims tuple, itemsize) per argument
+    arguments: list = field(default_factory=list)             # ((name, size)..., itemsize) per argument
     results: list = field(default_factory=list)
-    temporaries: list = field(default_factory=list)           # Counters: (dims, itemsize) -> live count
+    temporaries: list = field(default_factory=list)           # Counters: ((name, size)..., itemsize) -> live count
     unsplittable: set = field(default_factory=set)
+    renamed: set = field(default_factory=set)                  # {old, new} name pairs of mtf.rename
     fixed: dict = field(default_factory=dict)                  # dim -> axes tuple
 
 
@@ -60,7 +63,7 @@ def summarize(fn) -> ProgramSummary:
     for arg in block.arguments:
         t = _tensor(arg)
         if t is not None:
-            out.arguments.append((tuple(t.names), t.dtype.itemsize))
+            out.arguments.append((_dims(t), t.dtype.itemsize))
             _note(out, t)
             _pin(out, t)  # an argument's own layout (prog.argument(..., layout=)) is kept
     _walk(block, 1, out)
@@ -69,7 +72,7 @@ def summarize(fn) -> ProgramSummary:
             for v in op.operation.operands:
                 t = _tensor(v)
                 if t is not None:
-                    out.results.append((tuple(t.names), t.dtype.itemsize))
+                    out.results.append((_dims(t), t.dtype.itemsize))
             returned = set(op.operation.operands) | set(block.arguments)
             out.temporaries = Liveness(_signature_count, Counter, LiveProfiles).peak(block, returned).totals()
     return out
@@ -101,7 +104,11 @@ def _covers(a: Counter, b: Counter) -> bool:
 
 def _signature_count(value) -> Counter:
     t = _tensor(value)
-    return Counter({(tuple(t.names), t.dtype.itemsize): 1}) if t is not None else Counter()
+    return Counter({(_dims(t), t.dtype.itemsize): 1}) if t is not None else Counter()
+
+
+def _dims(t: TensorType) -> tuple[tuple[str, int], ...]:
+    return tuple((d.name, d.size) for d in t.dims)
 
 
 def _tensor(value) -> TensorType | None:
@@ -113,8 +120,8 @@ def _tensor(value) -> TensorType | None:
 
 def _note(out: ProgramSummary, t: TensorType) -> None:
     out.tensors.add(frozenset(t.names))
-    for d in t.dims:
-        out.dims[d.name] = d.size
+    for d in t.dims:  # a name with several sizes (pad, slice, microbatches): what divides them all
+        out.dims[d.name] = math.gcd(out.dims.get(d.name, 0), d.size)
 
 
 def _pin(out: ProgramSummary, t: TensorType) -> None:
@@ -143,6 +150,8 @@ def _walk(block, repeats: int, out: ProgramSummary) -> None:
                 _walk(b, inner, out)
         if cls is None or not results:
             continue
+        if op.operation.name == "mtf.rename" and operands:  # position by position
+            out.renamed |= {frozenset(p) for p in zip(operands[0].names, results[0].names) if p[0] != p[1]}
         if op.operation.name == "mtf.shard" and "cut" not in op.attributes:
             _pin(out, results[0])
         if getattr(cls, "IS_COLLECTIVE", False) or getattr(cls, "CHANGES_LAYOUT", False):
