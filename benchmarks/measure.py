@@ -22,6 +22,7 @@ import hlo_stats  # noqa: E402
 import jax_baselines  # noqa: E402
 from cases import MESH_AXES, Case  # noqa: E402
 from jax_baselines import Shardings  # noqa: E402
+from meshir.api.timing import interleaved_times  # noqa: E402
 from meshir.dialect.modes import MODES as MESHIR_MODES  # noqa: E402
 
 RTOL = 1e-4
@@ -34,17 +35,7 @@ def time_calls(calls: dict, reps: int, warmup: int) -> dict:
     The calls are interleaved (one run of each per round, `warmup` rounds untimed), so a
     slow phase of a shared 2-core machine affects every contender alike.
     """
-    import jax
-
-    for _ in range(warmup):
-        for call in calls.values():
-            jax.block_until_ready(call())
-    times = {k: [] for k in calls}
-    for _ in range(reps):
-        for k, call in calls.items():
-            start = time.perf_counter()
-            jax.block_until_ready(call())
-            times[k].append(time.perf_counter() - start)
+    times = interleaved_times(calls, reps, warmup)
     return {k: {"median_s": statistics.median(t), "min_s": min(t), "runs": reps} for k, t in times.items()}
 
 

@@ -242,7 +242,7 @@ def meshir_estimate_only(cfg, mesh_axes: dict, rules: dict, remat: bool = True) 
     import meshir as mi
     from lm import model
     from meshir.api import checks
-    from meshir.api.compile import partition_passes
+    from meshir.transforms.partition import partition_passes
     from meshir.dialect import get_context
     from meshir.transforms import Pipeline
     from meshir.transforms.cost_model import BYTES

@@ -242,7 +242,7 @@ def test_a_splat_constant_of_a_huge_global_shape_lowers_without_building_it():
     at 1T parameters are such splats)."""
     import meshir as mi
     from meshir.api import checks
-    from meshir.api.compile import partition_passes
+    from meshir.transforms.partition import partition_passes
     from meshir.dialect import get_context
     from meshir.transforms import Pipeline
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass

@@ -66,8 +66,10 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
     """The best rule set for `fn` of `module` (an mtf module before propagation) on `mesh`."""
     if objective not in OBJECTIVES:
         raise MeshIRValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    summary = summarize(fn)
     mesh_shape = dict(mesh.axes)
+    variants = _variants(module, fn, mesh, mesh_shape)
+    estimators = [Estimator(summarize(v.fn), mesh_shape, model) for v in variants]
+    summary = estimators[0].summary  # the first variant is `fn` as written
     fixed = {**LayoutRules.from_attribute(fn), **(fixed or {})}
     _check_fixed(summary, mesh_shape, fixed)  # the user's and the function's rules: an error names them
     try:  # pins (mtf.shard, an argument's layout) as rules for their dims' names, where they agree
@@ -75,8 +77,6 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
         fixed = {**summary.fixed, **fixed}
     except MeshIRError:  # pins on different values that no one rule set keeps: the partitioner reshards
         pass             # around each, so they stay constraints on their own values
-    variants = _variants(module, fn, mesh, mesh_shape)
-    estimators = [Estimator(summarize(v.fn), mesh_shape, model) for v in variants]
     excluded, tried = [set() for _ in variants], []
     for round_ in range(ROUNDS):
         # the budget cuts only by a floor: a table that the measurement finds over budget is
@@ -94,7 +94,7 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
         candidates = [Candidate(f.rules, f.estimate, shard_update=v.shard_update) for f, v in found]
         by_candidate = {id(c): v for c, (_, v) in zip(candidates, found)}
         fitting, rest = _measure_until_fit(by_candidate, candidates, model, mesh_shape, memory_budget, measure)
-        tried += [(c, by_candidate[id(c)]) for c in candidates if c.measured is not None]
+        tried += [c for c in candidates if c.measured is not None]
         if fitting or memory_budget is None:
             fitting.sort(key=lambda c: Found(c.rules, c.cost).sort_key(objective) + (c.shard_update is False,))
             ranked = fitting + rest
@@ -102,15 +102,13 @@ def choose_layout(module, fn, mesh, model, objective: str = "time", memory_budge
                           sum(r.visited for r in results), sum(r.seconds for r in results))
         for c in candidates:
             excluded[variants.index(by_candidate[id(c)])].add(key_of(c.rules))
+    if not tried:  # every table was over by the floor: measure the least-memory ones the search kept
+        for r, v in zip(results, variants):
+            for f in r.over_budget:
+                tried.append(Candidate(f.rules, f.estimate))
+                measure_candidate(v.module, v.fn, tried[-1], model, mesh_shape)
     if tried:
-        least, v = min(tried, key=lambda cv: cv[0].measured.memory)
-        _no_fit(v.module, v.fn, Found(least.rules, least.predicted), model, memory_budget)
-    over = [(Candidate(f.rules, f.estimate), v) for r, v in zip(results, variants) for f in r.over_budget]
-    for c, v in over:
-        measure_candidate(v.module, v.fn, c, model, mesh_shape)
-    if over:
-        least, v = min(over, key=lambda cv: cv[0].measured.memory)
-        _no_fit(v.module, v.fn, Found(least.rules, least.predicted), model, memory_budget)
+        _no_fit(min(tried, key=lambda c: c.measured.memory), memory_budget)
     raise MeshIRError("no layout is legal for this program on mesh "
                       f"<{mesh.format_axes()}>{_constraints_text(summary.fixed, fixed)}")
 
@@ -251,24 +249,17 @@ def _constraints_text(pins: dict, fixed: dict) -> str:
     return " under the constraints " + ", ".join(f"{k}:{','.join(v) or '()'}" for k, v in sorted(every.items()))
 
 
-def _no_fit(module, fn, best: Found, model, budget: int) -> None:
-    """No candidate fits the budget: the error gives the best one's memory and largest tensors."""
+def _no_fit(least: Candidate, budget: int) -> None:
+    """No candidate fits the budget: the error gives the measured one that needs least, its
+    memory and its largest tensors."""
     from meshir.transforms.memory_estimate import format_bytes
 
-    candidate = Candidate(best.rules, best.estimate)
-    measure_candidate(module, fn, candidate, model, _mesh_shape(module, fn))
-    rows = [f"  {t.value}: {t.type} ({t.kind}) {format_bytes(t.bytes)} per device" for t in candidate.largest]
-    rules = ", ".join(f"{k}:{','.join(v)}" for k, v in sorted(candidate.rules.items()) if v) or "no split"
+    rows = [f"  {t.value}: {t.type} ({t.kind}) {format_bytes(t.bytes)} per device" for t in least.largest]
+    rules = ", ".join(f"{k}:{','.join(v)}" for k, v in sorted(least.rules.items()) if v) or "no split"
     raise MeshIRError(
         f"no layout fits the memory budget of {format_bytes(budget)} per device: the least memory a candidate "
-        f"needs is about {format_bytes(candidate.measured.memory)} per device ({rules}); its largest tensors "
+        f"needs is about {format_bytes(least.measured.memory)} per device ({rules}); its largest tensors "
         f"per device:\n" + "\n".join(rows) + "\nuse a larger mesh, or a larger budget")
-
-
-def _mesh_shape(module, fn) -> dict:
-    from meshir.dialect.mesh import function_mesh, module_meshes
-
-    return dict(function_mesh(fn, module_meshes(module.operation)).axes)
 
 
 __all__ = ["Candidate", "Choice", "choose_layout", "key"]

@@ -103,8 +103,8 @@ class Estimator:
 
     def _memory(self, local) -> int:
         """Arguments + results + the largest live temporaries, `local(dims)` elements each."""
-        return self._fixed(local) + max((sum(n * local(dims) * size for (dims, size), n in live.items())
-                            for live in self.summary.temporaries), default=0)
+        peaks = (sum(n * local(dims) * size for (dims, size), n in live.items()) for live in self.summary.temporaries)
+        return self._fixed(local) + max(peaks, default=0)
 
     @staticmethod
     def _collectives(g: OpGroup, rules: dict):

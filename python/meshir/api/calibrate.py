@@ -38,6 +38,7 @@ from meshir.transforms.cost_model import AxisLink, CostModel, ring_bytes, ring_s
 from meshir.transforms.device_kinds import DeviceKind
 
 from . import checks
+from .timing import interleaved_times
 
 __all__ = ["Calibration", "calibrate"]
 
@@ -154,7 +155,7 @@ def calibrate(mesh=None, repeats: int = 11, *, sizes=SIZES, matmul=MATMUL, name:
         for size in sizes:
             rows = max(size // (_ROW * 4), 1)
             gathers[(axis, rows)] = calls[(axis, rows)] = _gather_call(mesh, axis, rows)
-    times = _time(calls, repeats)
+    times = {k: statistics.median(t) for k, t in interleaved_times(calls, repeats).items()}
     overhead = times["overhead"]
     flops = 2.0 * matmul[0] * matmul[1] * matmul[2]
     compute = max(times["compute"] - overhead, times["compute"] / 2)
@@ -234,21 +235,6 @@ def _nnls2(a: np.ndarray, y: np.ndarray) -> tuple[float, float]:
             candidates.append(c)
     best = min(candidates, key=lambda c: float(np.sum((a @ c - y) ** 2)))
     return float(best[0]), float(best[1])
-
-
-def _time(calls: dict, repeats: int) -> dict:
-    """Median seconds of each call (interleaved rounds, one untimed round first)."""
-    import jax
-
-    for call in calls.values():
-        jax.block_until_ready(call())
-    times = {k: [] for k in calls}
-    for _ in range(repeats):
-        for k, call in calls.items():
-            start = time.perf_counter()
-            jax.block_until_ready(call())
-            times[k].append(time.perf_counter() - start)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def _runner(prog, inputs: dict):

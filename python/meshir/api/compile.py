@@ -22,7 +22,7 @@ from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
-from meshir.transforms.partition import partition_passes  # noqa: F401  (also imported from here)
+from meshir.transforms.partition import partition_passes
 
 from . import checks
 from .compile_report import CompileReport
