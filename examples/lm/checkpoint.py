@@ -75,23 +75,59 @@ def _metadata(directory: str):
         raise CheckpointError(e.reason) from None
 
 
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+#: Each metadata field `save` writes, the test its value passes, and what that test wants.
+FIELDS = {
+    "config": (lambda v: isinstance(v, dict), "an object"),
+    "corpus": (lambda v: isinstance(v, str), "a string"),
+    "step": (_is_int, "an integer"),
+    "train_loss": (lambda v: isinstance(v, list) and all(map(_is_number, v)), "a list of numbers"),
+    "val_loss": (lambda v: isinstance(v, list) and all(
+        isinstance(p, list) and len(p) == 2 and _is_int(p[0]) and _is_number(p[1]) for p in v),
+                 "a list of [step, loss] pairs"),
+}
+
+
+def _check_fields(meta: dict, path: str) -> None:
+    """Every field `save` writes is there with a value of its kind: a checkpoint edited or
+    written by something else is one CheckpointError, not a KeyError or TypeError later."""
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path} has format {meta.get('format')!r}, this script reads format {FORMAT}")
+    problems = [f"'{key}' is missing" if key not in meta else f"'{key}' is {_kind(meta[key])}, expected {want}"
+                for key, (ok, want) in FIELDS.items() if key not in meta or not ok(meta[key])]
+    if problems:
+        raise CheckpointError(f"checkpoint {path} has damaged metadata: " + "; ".join(problems)
+                              + " (use another --checkpoint directory to start afresh)")
+
+
+def _kind(value) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:40] + '...'}"
+
+
 def check(directory: str, config: dict, corpus_digest: str, param_shapes: dict[str, tuple],
           state_shapes: dict[str, tuple]) -> int:
     """The latest step of the checkpoint in `directory`, checked against this run's config,
     corpus and arrays (reads no array data)."""
     step, meta, specs = _metadata(directory)
     path = where(directory, step)
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path} has format {meta.get('format')!r}, this script reads format {FORMAT}")
+    _check_fields(meta, path)
     problems = []
-    saved = meta.get("config", {})
+    saved = meta["config"]
     for key in sorted(set(saved) | set(config)):
         if saved.get(key) != config.get(key):
             flag = "--" + key.replace("_", "-")
             problems.append(f"{flag} is {saved.get(key, 'absent')} in the checkpoint but "
                             f"{config.get(key, 'absent')} now")
-    if meta.get("corpus") != corpus_digest:
-        problems.append(f"corpus digest {meta.get('corpus')} in the checkpoint but {corpus_digest} now "
+    if meta["corpus"] != corpus_digest:
+        problems.append(f"corpus digest {meta['corpus']} in the checkpoint but {corpus_digest} now "
                         f"(another --corpus, or another Python version's standard library?)")
     for group, expected in (("param", param_shapes), ("state", state_shapes)):
         have = {n.split("/", 1)[1]: shape for n, (shape, _) in specs.items() if n.startswith(group + "/")}
@@ -111,9 +147,9 @@ def check(directory: str, config: dict, corpus_digest: str, param_shapes: dict[s
     if problems:
         raise CheckpointError(f"checkpoint {path} does not match this model: " + "; ".join(problems)
                      + " (use another --checkpoint directory to start afresh)")
-    if meta.get("step") != step or len(meta.get("train_loss", [])) != step:
-        raise CheckpointError(f"checkpoint {path} is inconsistent: step {meta.get('step')} but "
-                     f"{len(meta.get('train_loss', []))} losses")
+    if meta["step"] != step or len(meta["train_loss"]) != step:
+        raise CheckpointError(f"checkpoint {path} is inconsistent: step {meta['step']} but "
+                              f"{len(meta['train_loss'])} losses")
     return step
 
 

@@ -32,26 +32,28 @@ def _cpu_may_be_default() -> bool:
     return not platforms or "cpu" in [p.strip() for p in platforms.split(",")]
 
 
-def _requested_cpu_devices() -> int:
-    """The CPU device count the user already asked for (config or XLA_FLAGS), 0 if none."""
+def _flag_cpu_devices() -> int | None:
     flag = _FORCE_FLAG.search(os.environ.get("XLA_FLAGS", ""))
-    return max(jax.config.jax_num_cpu_devices, int(flag.group(1)) if flag else 0)
+    return int(flag.group(1)) if flag else None
 
 
 def ensure_cpu_devices(n: int) -> None:
     """Make sure a mesh of `n` devices can run on the CPU, without setup by the user.
 
-    Before jax starts its backend, raise `jax_num_cpu_devices` to at least `max(n, 8)`
-    (never lowering what the user configured, and leaving setups that exclude the CPU
-    alone). Once the backend runs, the count is frozen: `mesh_devices` reports a shortfall.
+    Before jax starts its backend, and unless the user chose a CPU device count themselves
+    (`users_cpu_devices`), set `jax_num_cpu_devices` to `max(n, 8)`; setups that exclude the
+    CPU are left alone. A user's count stands, larger or smaller: `mesh_devices` then refuses
+    a mesh that needs more, naming both counts. Once the backend runs, the count is frozen.
     After `jax.distributed.initialize` the mesh spans processes and each process's count is
     the user's to set, so nothing changes. Starts nothing itself, so it is safe to call at
     import time.
     """
     if jp.backend_started() or not _cpu_may_be_default() or jp.distributed_initialized():
         return
+    if users_cpu_devices() is not None:
+        return
     wanted = max(n, DEFAULT_CPU_DEVICES)
-    if _requested_cpu_devices() < wanted:
+    if jax.config.jax_num_cpu_devices < wanted:
         jax.config.update("jax_num_cpu_devices", wanted)
         global _set_by_meshir
         _set_by_meshir = wanted
@@ -62,13 +64,22 @@ _set_by_meshir: int | None = None
 
 
 def users_cpu_devices() -> int | None:
-    """The CPU device count the user configured (jax config or XLA_FLAGS), None if MeshIR's
-    default stands: a user's own count wins over what `mi.distributed.initialize` would set."""
-    requested = _requested_cpu_devices()
-    if requested <= 0 or (_set_by_meshir is not None and jax.config.jax_num_cpu_devices == _set_by_meshir
-                          and not _FORCE_FLAG.search(os.environ.get("XLA_FLAGS", ""))):
+    """The CPU device count the user configured (XLA_FLAGS, or jax config before or after
+    `import meshir`), None if MeshIR's default stands. A config value equal to the one MeshIR
+    set counts as MeshIR's (jax does not say who set it)."""
+    flag = _flag_cpu_devices()
+    if flag is not None:
+        return flag
+    configured = jax.config.jax_num_cpu_devices
+    if configured <= 0 or configured == _set_by_meshir:
         return None
-    return requested
+    return configured
+
+
+def _users_setting_text(count: int) -> str:
+    if _flag_cpu_devices() is not None:
+        return f"XLA_FLAGS=--xla_force_host_platform_device_count={count}"
+    return f"jax_num_cpu_devices={count}"
 
 
 def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
@@ -81,6 +92,14 @@ def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
     devices = backend.devices()
     if jax.process_count(backend.platform) > 1 and len(devices) != mesh.size:
         raise MeshIRError(processes_do_not_match(mesh, devices))
+    users = users_cpu_devices() if backend.platform == "cpu" else None
+    if len(devices) < mesh.size and users is not None and users == len(devices):
+        raise MeshIRError(
+            f"mesh @{mesh.name} = <{mesh.format_axes()}> needs {mesh.size} devices, but the cpu backend has "
+            f"{len(devices)}, the count you configured ({_users_setting_text(users)}): before jax starts, "
+            f'configure {mesh.size} or more (jax.config.update("jax_num_cpu_devices", {mesh.size}) or '
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={mesh.size}), or declare a mesh of at most "
+            f"{len(devices)} devices")
     if len(devices) < mesh.size:
         raise MeshIRError(
             f"mesh @{mesh.name} = <{mesh.format_axes()}> needs {mesh.size} devices, but the "

@@ -14,6 +14,7 @@ import pytest
 
 import meshir as mi
 from meshir.api import checks
+from meshir.api.auto_layout import AutoLayout as AutoLayoutRepr
 from meshir.dialect.signature import entry_function
 from meshir.transforms.auto_layout.choose import Candidate, measure_candidate
 from meshir.transforms.auto_layout.estimate import Estimator
@@ -108,6 +109,12 @@ def test_chosen_rules_keep_user_constraints_and_fit_the_budget_by_the_real_estim
     exe = mi.compile(step, layout=choice.rules)
     assert exe.compile_report.memory.total <= budget
     assert str(choice).splitlines()[1].startswith("chosen: batch:x")
+    # repr is one short line (the choice and the top candidates); the table stays in .candidates
+    text = repr(choice)
+    assert text.startswith("AutoLayout(rules='batch:x") and "\n" not in text and len(text) < 600, text
+    shown = min(len(choice.candidates), AutoLayoutRepr.REPR_CANDIDATES)
+    assert text.count(" ms ") == shown and ("more in .candidates" in text) == (len(choice.candidates) > shown), text
+    assert len(str(choice)) > len(text) and len(choice.candidates) >= 1
     compiled = mi.compile(step, layout="auto", memory_budget=budget, cost_model=TIME)
     assert compiled.auto_layout.rules == mi.auto_layout(step, memory_budget=budget, cost_model=TIME).rules
     # the compiled step runs and equals the interpreter

@@ -6,6 +6,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -128,6 +130,28 @@ def manifest_entry(change):
     return edit_json("manifest", edit)
 
 
+def orbax_file(relative, change):
+    """`change` (bytes -> bytes) applied to each file of Orbax's own at `relative` (a file, or
+    a directory whose files all change)."""
+    def damage(d, saved):
+        path = d / "1" / relative
+        for f in sorted(path.iterdir()) if path.is_dir() else [path]:
+            f.write_bytes(change(f.read_bytes()))
+    return damage
+
+
+def truncated(b):
+    return b[: len(b) // 3]
+
+
+def garbled(b):
+    return bytes(x ^ 0x5A for x in b)
+
+
+def emptied(b):
+    return b""
+
+
 UNREADABLE_DATA = (r"(its array data cannot be read \(array params/w\) \(truncated or damaged\): Error reading "
                    r"\"params\.w/\d\.\d\"|array params/w fails its checksum)")
 DAMAGES = {
@@ -195,6 +219,39 @@ DAMAGES = {
                            r"{s}: its array (meta)?data .*cannot be read"),
     **{f"byte flipped at {where:.0%} of the largest data file": (flip_byte(where), "{s}: " + UNREADABLE_DATA)
        for where in (0.0, 0.1, 0.35, 0.5, 0.75, 0.9)},
+    # Orbax's own files: the top-level OCDBT tree (state/manifest.ocdbt, state/d/*), which the
+    # restore reads first through Orbax's array metadata, and Orbax's JSON side files
+    **{f"top-level data file {how.__name__}": (orbax_file("state/d", how), r"{s}: its array metadata \(state/\) "
+       r"cannot be read \(array \S+\): Error opening \"zarr\" driver: Error reading \"\S+/\.zarray\": Error reading "
+       r"Byte range \[0, \d+\) of state/d/[0-9a-f]+") for how in (truncated, garbled, emptied)},
+    **{f"OCDBT manifest {how.__name__}": (orbax_file("state/manifest.ocdbt", how), r"{s}: its array metadata "
+       r"\(state/\) cannot be read \(array \S+\): .*Error decoding state/manifest.ocdbt")
+       for how in (truncated, garbled, emptied)},
+    "Orbax's sharding file garbled": (orbax_file("state/_sharding", garbled),
+                                      r"{s}: its array metadata \(state/\) cannot be read: Error reading "
+                                      r"state/_sharding: Invalid JSON"),
+    "Orbax's array metadatas truncated": (orbax_file("state/array_metadatas", truncated),
+                                          r"{s}: its array data cannot be read \(truncated or damaged\): Expecting"),
+    # text where JSON belongs: the parser's own reason, not the index its scanner stopped at
+    "manifest plain text": (write("1/manifest/metadata", b"not a manifest"), r"{s}: its manifest "
+                            r"\(manifest/metadata\) is not valid JSON \(truncated or damaged\): Expecting value: "
+                            r"line 1 column 1 \(char 0\)$"),
+    "manifest an empty object": (write("1/manifest/metadata", b"{}"), r"{s}: the manifest has no field 'format'"),
+    "metadata binary": (write("1/meta/metadata", b"\x00\x01garbage"), r"{s}: its meta \(meta/metadata\) is not "
+                        r"valid JSON \(truncated or damaged\): Expecting value: line 1 column 1 \(char 0\)$"),
+}
+
+# Damages to files a restore does not need: Orbax merged the per-process OCDBT tree into the
+# top-level one, and its sharding, array-metadata and step-metadata files are advisory.
+# Each still restores exactly the saved values (the checksums would catch any other).
+HARMLESS = {
+    "per-process OCDBT manifest truncated": orbax_file("state/ocdbt.process_0/manifest.ocdbt", truncated),
+    "per-process OCDBT manifest deleted": remove("1/state/ocdbt.process_0/manifest.ocdbt"),
+    "Orbax's sharding file deleted": remove("1/state/_sharding"),
+    "Orbax's array metadatas deleted": remove("1/state/array_metadatas"),
+    "Orbax's step metadata garbled": orbax_file("_CHECKPOINT_METADATA", garbled),
+    "Orbax's step metadata deleted": remove("1/_CHECKPOINT_METADATA"),
+    "the state item's commit marker deleted": remove("1/state/commit_success.txt"),
 }
 
 
@@ -213,6 +270,65 @@ def test_damage_is_one_clear_error(saved, tmp_path, name):
     assert len(message.splitlines()) == 1, message
     error = info.value
     assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__), "a chained traceback"
+
+
+@pytest.mark.parametrize("name", list(HARMLESS))
+def test_damage_to_a_file_the_restore_does_not_need_is_harmless(saved, tmp_path, name):
+    d = tmp_path / "ckpt"
+    shutil.copytree(saved / "good", d)
+    HARMLESS[name](d, saved)
+    restored, meta = mi.Checkpoints(d).restore(targets())
+    for group, values in arrays().items():
+        for array_name, want in values.items():
+            np.testing.assert_array_equal(np.asarray(restored[group][array_name]), want)
+    assert meta == {"config": {"d_ff": 32}, "step": 1}
+
+
+RESTORE_IN_A_FRESH_PROCESS = """
+import gc, sys
+import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+import meshir as mi
+sharding = NamedSharding(jax.make_mesh((4, 2), ("x", "y")), P("x", "y"))
+targets = {"params": {f"w{i}": jax.ShapeDtypeStruct((64, 48), np.float32, sharding=sharding) for i in range(40)}}
+try:
+    mi.Checkpoints(sys.argv[1]).restore(targets)
+except mi.CheckpointError as e:
+    print(e.reason)
+gc.collect()
+"""
+
+
+@pytest.fixture(scope="module")
+def forty_arrays(tmp_path_factory):
+    """A step of 40 sharded arrays: enough concurrent reads that, when one fails, Orbax's
+    closed event loop still has others in flight."""
+    directory = tmp_path_factory.mktemp("forty") / "ckpt"
+    sharding = NamedSharding(MESH, P("x", "y"))
+    rng = np.random.default_rng(0)
+    with mi.Checkpoints(directory) as ckpt:
+        ckpt.save(1, {"params": {f"w{i}": jax.device_put(rng.standard_normal((64, 48), np.float32), sharding)
+                                 for i in range(40)}})
+    return directory
+
+
+@pytest.mark.parametrize("relative, reason", [
+    ("state/d", "its array metadata (state/) cannot be read"),
+    ("state/ocdbt.process_0/d", "its array data cannot be read"),
+], ids=["top-level tree", "per-process chunks"])
+def test_a_failed_restore_prints_nothing_but_its_error(forty_arrays, tmp_path, relative, reason):
+    """In a process of its own (where nothing silenced Orbax before): the error and nothing
+    else, also after the failed reads are collected; no 'Event loop is closed' traceback and
+    no asyncio log. Before the fix, 3 of 4 runs of the top-level damage printed tracebacks."""
+    for run in range(2):
+        d = tmp_path / f"ckpt{run}"
+        shutil.copytree(forty_arrays, d)
+        orbax_file(relative, truncated)(d, None)
+        done = subprocess.run([sys.executable, "-c", RESTORE_IN_A_FRESH_PROCESS, str(d)], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0 and f"checkpoint {d} step 1: {reason}" in done.stdout, done.stdout + done.stderr
+        assert done.stderr.strip() == "", done.stderr[-3000:]
 
 
 def test_undamaged_copy_restores_exactly(saved, tmp_path):
@@ -255,4 +371,4 @@ def test_a_flipped_byte_anywhere_is_caught_or_harmless(saved, tmp_path):
 
 
 def test_there_are_enough_damages():
-    assert len(DAMAGES) >= 25
+    assert len(DAMAGES) >= 25 and len(HARMLESS) >= 5

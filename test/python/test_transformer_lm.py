@@ -7,6 +7,7 @@ Every test uses one tiny model, so the script's per-process cache compiles each 
 import io
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -131,6 +132,27 @@ def test_damaged_checkpoint_is_one_line_never_a_silent_resume(lm, tmp_path, caps
     assert len(err.splitlines()) == 1, err
     assert f"transformer_lm.py: error: checkpoint {tmp_path / 'b'} step 1: " in err, err
     assert "fails its checksum" in err or "cannot be read" in err, err
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda m: {**m, "config": ["d_ff", 32]}, r"'config' is list \['d_ff', 32\], expected an object"),
+    (lambda m: {k: v for k, v in m.items() if k != "val_loss"}, r"'val_loss' is missing"),
+    (lambda m: {**m, "train_loss": "4.5"}, r"'train_loss' is str '4.5', expected a list of numbers"),
+    (lambda m: {**m, "val_loss": [[0, "x"]], "step": 1.0},
+     r"'step' is float 1.0, expected an integer; 'val_loss' is list \[\[0, 'x'\]\], expected a list of \[step, "
+     r"loss\] pairs"),
+], ids=["config a list", "no val_loss", "train_loss a string", "two fields"])
+def test_metadata_of_the_wrong_kind_is_one_line(lm, tmp_path, capsys, change, expected):
+    """Metadata another program wrote or edited (a field missing or of another kind): one line
+    naming each field, exit 1; never a KeyError or TypeError from the resume."""
+    run(lm, "--steps", "1", "--checkpoint", str(tmp_path))
+    arrays, meta = mi.Checkpoints(tmp_path).restore()
+    with mi.Checkpoints(tmp_path) as ckpt:
+        ckpt.save(2, arrays, change({**meta, "step": 2, "train_loss": meta["train_loss"] * 2}))
+    assert lm.main(TINY + QUIET + ["--steps", "3", "--checkpoint", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert re.search(f"checkpoint {re.escape(str(tmp_path))} step 2 has damaged metadata: {expected}", err), err
 
 
 def test_old_single_file_checkpoint_is_a_clear_error(lm, tmp_path):

@@ -36,6 +36,20 @@ class AutoLayout:
     shard_update: bool | None = None
     own_choice: str | None = None
 
+    #: How many candidates `repr` shows; `str` (print) shows the whole table.
+    REPR_CANDIDATES = 3
+
+    def __repr__(self) -> str:
+        """One line: the choice and the first few candidates (a dataclass repr would print
+        every candidate's whole estimate, kilobytes for a small program)."""
+        top = ", ".join(f"{format_rules(c.rules)}{_update_text(c.shard_update)}: {_cost_text(c, self.objective)}"
+                        for c in self.candidates[:self.REPR_CANDIDATES])
+        more = len(self.candidates) - self.REPR_CANDIDATES
+        rest = f" (+{more} more in .candidates)" if more > 0 else ""
+        return (f"AutoLayout(rules={format_rules(self.rules)!r}{_update_text(self.shard_update)}, mesh=<"
+                f"{self.mesh.format_axes()}>, objective={self.objective!r}, exact={self.exact}, "
+                f"top=[{top}]{rest})")
+
     def __str__(self) -> str:
         from meshir.transforms.memory_estimate import format_bytes
 
@@ -72,6 +86,16 @@ def default_cost_model():
 
 def _update_text(shard_update: bool | None) -> str:
     return {None: "", True: " + update sharded", False: " (update whole)"}[shard_update]
+
+
+def _cost_text(candidate, objective: str) -> str:
+    """A candidate's figure for the objective, and whether it was measured or predicted."""
+    from meshir.transforms.memory_estimate import format_bytes
+
+    e = candidate.cost
+    figure = {"time": f"{1e3 * e.seconds:.3f} ms", "memory": format_bytes(e.memory)}.get(
+        objective, f"{sum(v for _, v in e.bytes_by_kind):,} bytes")
+    return f"{figure} {'measured' if candidate.measured else 'predicted'}"
 
 
 def format_rules(rules: dict) -> str:

@@ -31,11 +31,19 @@ _STEP = re.compile(r"^\d+$")
 _UNFINISHED = re.compile(r"^\d+\.orbax-checkpoint-tmp")
 
 
+def _inner(error: BaseException) -> BaseException | None:
+    """The error `error` was raised from or while handling, as Python shows it: none where
+    it was raised `from None` (json's JSONDecodeError hides the StopIteration of its scanner)."""
+    if error.__cause__ is not None:
+        return error.__cause__
+    return None if error.__suppress_context__ else error.__context__
+
+
 def _first_line(error: BaseException, limit: int = 300) -> str:
     """The first line of the innermost error of the chain (tensorstore's, under Orbax's
     wrappers), without its status code and the checkpoint's path (the message names it)."""
     for _ in range(10):
-        inner = error.__cause__ or error.__context__
+        inner = _inner(error)
         if inner is None:
             break
         error = inner
@@ -52,7 +60,7 @@ def _array_of(error: BaseException) -> str:
         match = re.search(r'"([^"/ ]+)/[^"]*"', str(error))
         if match:
             return f" (array {match.group(1).replace('.', '/')})"
-        error = error.__cause__ or error.__context__
+        error = _inner(error)
         if error is None:
             break
     return ""
@@ -208,7 +216,7 @@ class Checkpoints:
         if not raw.strip():
             raise self._error(step, f"its {item} ({item}/metadata) is empty")
         try:
-            return json.loads(raw)
+            return json.loads(raw.decode("utf-8"))  # as written; json.loads(bytes) would guess UTF-16 for garbage
         except (UnicodeDecodeError, ValueError) as e:
             raise self._error(step, f"its {item} ({item}/metadata) is not valid JSON (truncated or damaged): "
                                     f"{_first_line(e)}") from None
@@ -248,6 +256,7 @@ class Checkpoints:
         every array as a NumPy array. The checkpoint's arrays must be exactly the targets',
         with the same dtypes and shapes. Raises CheckpointError naming the checkpoint and
         every problem found."""
+        orbax_quiet.install()  # before the first Orbax read: its echoes come from _stored's too
         step = self._resolve(step)
         entries = self._entries(step)
         metadata = self.metadata(step)
@@ -296,7 +305,6 @@ class Checkpoints:
                 items[name] = jax.ShapeDtypeStruct(entry.shape, entry.dtype, sharding=sharding)
                 restore_args[name] = ocp.ArrayRestoreArgs(sharding=sharding, global_shape=entry.shape,
                                                           dtype=entry.dtype)
-        orbax_quiet.install()
         try:
             with ocp.Checkpointer(ocp.PyTreeCheckpointHandler()) as checkpointer:
                 tree = checkpointer.restore(_epath(state_dir), args=ocp.args.PyTreeRestore(

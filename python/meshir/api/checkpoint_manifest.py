@@ -102,7 +102,9 @@ def check_manifest(obj, step: int) -> dict[str, Entry]:
     """The manifest's entries, or a Problem naming the first thing wrong with it."""
     if not isinstance(obj, dict):
         raise Problem(f"the manifest is {_json_kind(obj)}, expected an object")
-    if obj.get("format") != FORMAT:
+    if "format" not in obj:
+        raise Problem(f"the manifest has no field 'format' (expected {FORMAT!r}): not a MeshIR checkpoint")
+    if obj["format"] != FORMAT:
         raise Problem(f"the manifest's format is {obj.get('format')!r}, expected {FORMAT!r}: not a MeshIR checkpoint")
     version = _field(obj, "version", int, "the manifest")
     if version != VERSION:

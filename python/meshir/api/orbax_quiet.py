@@ -4,14 +4,18 @@ When reading one chunk fails, Orbax's restore raises (Checkpoints turns that int
 CheckpointError) and closes its event loop while tensorstore still completes the other
 reads: their coroutines are dropped with the chunk's error, and their callbacks find the
 loop closed. Python reports both through `sys.unraisablehook` as tracebacks on stderr, some
-after the restore has returned. `install()` wraps the hook once to drop exactly these two
-reports and pass on everything else.
+after the restore has returned; and the futures of those reads, collected later, make asyncio
+log "Future exception was never retrieved". `install()` wraps the hook and filters asyncio's
+logger once, dropping exactly these reports and passing on everything else. Checkpoints
+installs it before its first Orbax call (reading Orbax's metadata fails the same way).
 """
 from __future__ import annotations
 
+import logging
 import sys
 
 _installed = False
+_UNRETRIEVED = ("Future exception was never retrieved", "Task exception was never retrieved")
 
 
 def _is_echo(unraisable) -> bool:
@@ -20,6 +24,27 @@ def _is_echo(unraisable) -> bool:
         return True
     code = getattr(obj, "cr_code", None)
     return code is not None and "orbax" in code.co_filename
+
+
+def _raised_in_orbax(error: BaseException | None) -> bool:
+    """Whether `error` was raised through Orbax's or tensorstore's code."""
+    traceback = getattr(error, "__traceback__", None)
+    while traceback is not None:
+        filename = traceback.tb_frame.f_code.co_filename
+        if "orbax" in filename or "tensorstore" in filename:
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+class _UnretrievedRestoreErrors(logging.Filter):
+    """asyncio's log of a dropped read's error (the restore already raised the first)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(_UNRETRIEVED):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        return not _raised_in_orbax(error)
 
 
 def install() -> None:
@@ -33,4 +58,5 @@ def install() -> None:
             previous(unraisable)
 
     sys.unraisablehook = hook
+    logging.getLogger("asyncio").addFilter(_UnretrievedRestoreErrors())
     _installed = True

@@ -88,8 +88,11 @@ def pad(x: Tensor, dim, low: int, high: int, value: float = 0.0) -> Tensor:
     """Add `low` elements before and `high` after along `dim`, filled with `value`."""
     checks.tensor(x, "the operand of mi.pad")
     name = checks.dim_name(dim, x, "'mtf.pad'")
-    low = checks.integer(low, "'mtf.pad': low", minimum=0)
-    high = checks.integer(high, "'mtf.pad': high", minimum=0)
+    low = checks.integer(low, "'mtf.pad': low")
+    high = checks.integer(high, "'mtf.pad': high")
+    if low < 0 or high < 0:
+        raise located_error(f"'mtf.pad' of '{name}' (size {_sizes(x)[name]}): padding must be non-negative, "
+                            f"got low={low}, high={high} (to remove elements, use mi.slice)", MeshIRValueError)
     value = checks.real(value, "'mtf.pad': value", finite=False)
     return build(PadOp, None, [x], {"dim": name, "low": low, "high": high, "value": value})
 
