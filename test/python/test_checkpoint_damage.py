@@ -372,3 +372,35 @@ def test_a_flipped_byte_anywhere_is_caught_or_harmless(saved, tmp_path):
 
 def test_there_are_enough_damages():
     assert len(DAMAGES) >= 25 and len(HARMLESS) >= 5
+
+
+def _drop_a_future_with(error: BaseException) -> None:
+    """A future whose exception nobody retrieves, collected after its loop closed: what a
+    failed restore leaves behind for each of its other reads."""
+    import asyncio
+    import gc
+
+    loop = asyncio.new_event_loop()
+    future = loop.create_future()
+    future.set_exception(error)
+    loop.close()
+    del future
+    gc.collect()
+
+
+def test_asyncio_logs_of_dropped_orbax_reads_are_silenced_and_only_those(caplog):
+    import orbax.checkpoint as ocp
+    from etils import epath
+
+    from meshir.api import orbax_quiet
+
+    orbax_quiet.install()
+    try:
+        ocp.PyTreeCheckpointHandler().metadata(epath.Path("/nonexistent/meshir/state"))
+    except Exception as e:  # noqa: BLE001 - any error raised through Orbax's code
+        through_orbax = e
+    with caplog.at_level("ERROR", logger="asyncio"):
+        _drop_a_future_with(through_orbax)
+        assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
+        _drop_a_future_with(ValueError("the user's own"))
+        assert [r for r in caplog.records if "never retrieved" in r.getMessage()]
