@@ -26,33 +26,43 @@ def parse_module(text: str, source_name: str = "-"):
     Locations name `source_name`. Like mlir-opt, top-level ops without a `module` wrapper are
     wrapped in one, put on the first line so that line numbers stay those of the file
     (with several top-level ops, columns on line 1 are then off by 8). Text nested deeper
-    than nesting.MAX_NESTING is refused unparsed.
+    than nesting.MAX_NESTING, the wrapper counted, is refused: printed, a module reads back.
     """
     for what, value in (("text", text), ("source_name", source_name)):
         if not isinstance(value, str):
             raise MeshIRTypeError(f"parse_module: {what} must be a str, got {type(value).__name__} {value!r:.60}")
     ctx = get_context()
     with ctx:
-        too_deep = nesting_problem(text)
-        if too_deep is not None:
-            line, column, message = too_deep
-            return None, [Diagnostic(ir.Location.file(source_name, line, column), message)]
+        # One scan in the common case: only text as deep as the limit is scanned again.
+        deep_if_wrapped = nesting_problem(text, wrapped=True)
+        too_deep = deep_if_wrapped and nesting_problem(text)
+        if too_deep:  # the parser must not see it
+            return None, [_located(too_deep, source_name)]
         try:
             op = ir.Operation.parse(text, source_name=source_name, context=ctx)
-            if op.operation.name == "builtin.module":
-                return op, []
+        except ir.MLIRError as e:
+            if "single top-level operation" not in str(e):
+                return None, mlir_error_diagnostics(e)
+            op = None
+        if op is not None and op.operation.name == "builtin.module":
+            return op, []
+        if deep_if_wrapped:  # the module around it is one level more: printed, it would not read back
+            return None, [_located(deep_if_wrapped, source_name)]
+        if op is not None:
             # One op that is not a module: move it into one, so its columns stay exact
             # (the textual wrapper below shifts line 1 by len("module {")).
             module = ir.Operation.parse("module {\n}", source_name=source_name, context=ctx)
             module.regions[0].blocks[0].append(op.operation)
             return module, []
-        except ir.MLIRError as e:
-            if "single top-level operation" not in str(e):
-                return None, mlir_error_diagnostics(e)
         try:
             return ir.Operation.parse("module {" + text + "\n}", source_name=source_name, context=ctx), []
         except ir.MLIRError as e:
             return None, mlir_error_diagnostics(e)
+
+
+def _located(problem: tuple[int, int, str], source_name: str) -> Diagnostic:
+    line, column, message = problem
+    return Diagnostic(ir.Location.file(source_name, line, column), message)
 
 
 def mlir_error_diagnostics(error: ir.MLIRError, with_notes: bool = False) -> list[Diagnostic]:

@@ -10,7 +10,7 @@ import numpy as np
 from meshir._jax_private import func, ir, sdy
 
 from .call_site import reports_at_call_site
-from .diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError
+from .diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError, located_error
 
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _AXIS_TEXT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)\s*$")
@@ -42,6 +42,23 @@ def _axis_items(axes) -> tuple:
                           f"got {type(axes).__name__} {axes!r}")
 
 
+def _mesh_problem(items: tuple, name) -> MeshIRValueError | None:
+    """What makes (axis, size) `items` named `name` no mesh, unlocated (None: a mesh)."""
+    for axis, size in items:
+        if not valid_name(axis):
+            return MeshIRValueError(f"mesh axis name {axis!r} is not an identifier")
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
+            return MeshIRValueError(f"mesh axis '{axis}' has size {size!r}; sizes must be positive integers")
+    if math.prod(int(s) for _, s in items) >= 2**63:
+        return MeshIRValueError(f"mesh {dict(items)} has more devices than int64 can count")
+    names = [a for a, _ in items]
+    if len(set(names)) != len(names):
+        return MeshIRValueError(f"mesh axis names repeat: {names}")
+    if not valid_name(name):
+        return MeshIRValueError(f"mesh name {name!r} is not an identifier")
+    return None
+
+
 @dataclass(frozen=True)
 class Mesh:
     """A mesh of processors with named axes, major to minor: `Mesh({"x": 4, "y": 2})`, also
@@ -53,18 +70,9 @@ class Mesh:
     @reports_at_call_site
     def __init__(self, axes, name: str = "mesh"):
         items = _axis_items(axes)
-        for axis, size in items:
-            if not valid_name(axis):
-                raise MeshIRValueError(f"mesh axis name {axis!r} is not an identifier")
-            if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
-                raise MeshIRValueError(f"mesh axis '{axis}' has size {size!r}; sizes must be positive integers")
-        if math.prod(int(s) for _, s in items) >= 2**63:
-            raise MeshIRValueError(f"mesh {dict(items)} has more devices than int64 can count")
-        names = [a for a, _ in items]
-        if len(set(names)) != len(names):
-            raise MeshIRValueError(f"mesh axis names repeat: {names}")
-        if not valid_name(name):
-            raise MeshIRValueError(f"mesh name {name!r} is not an identifier")
+        problem = _mesh_problem(items, name)
+        if problem is not None:
+            raise problem
         object.__setattr__(self, "axes", tuple((a, int(s)) for a, s in items))
         object.__setattr__(self, "name", name)
 
@@ -104,10 +112,15 @@ def declare_mesh(mesh: Mesh, ip=None):
 
 
 def mesh_from_op(op) -> Mesh:
-    """The Mesh of an `sdy.mesh` op."""
+    """The Mesh of an `sdy.mesh` op. One MeshIR cannot use is an error located at the op
+    (checked before `Mesh(...)`, whose errors would name the Python caller's line instead)."""
     attr = sdy.MeshAttr(op.attributes["mesh"])
     name = ir.StringAttr(op.attributes["sym_name"]).value
-    return Mesh([(sdy.MeshAxisAttr(a).name, sdy.MeshAxisAttr(a).size) for a in attr.axes], name)
+    items = tuple((sdy.MeshAxisAttr(a).name, sdy.MeshAxisAttr(a).size) for a in attr.axes)
+    problem = _mesh_problem(items, name)
+    if problem is not None:
+        raise located_error(op.location, f"'sdy.mesh' op {problem}")
+    return Mesh(items, name)
 
 
 def module_meshes(module_op) -> dict[str, Mesh]:

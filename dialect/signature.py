@@ -49,42 +49,6 @@ def _is_mtf_type(t: ir.Type) -> bool:
     return t.typeid == ir.OpaqueType.static_typeid and ir.OpaqueType(t).dialect_namespace == "mtf"
 
 
-def callees_first(module) -> list:
-    """Defined functions, every callee before its callers (MeshIRError on recursion). A
-    depth-first walk with an explicit stack: call chains may be longer than Python's
-    recursion limit."""
-    fns = {function_name(fn): fn for fn in defined_functions(module)}
-    order, done = [], set()
-    for root in fns:
-        if root in done:
-            continue
-        chain, stack = [root], [iter(_callees(fns[root], fns))]
-        while stack:
-            callee = next(stack[-1], None)
-            if callee is None:
-                stack.pop()
-                name = chain.pop()
-                done.add(name)
-                order.append(fns[name])
-            elif callee in chain:
-                raise MeshIRError(f"recursive calls are not supported: {' -> '.join('@' + n for n in chain + [callee])}")
-            elif callee not in done:
-                chain.append(callee)
-                stack.append(iter(_callees(fns[callee], fns)))
-    return order
-
-
-def _callees(fn, fns) -> list[str]:
-    """Names of the defined functions `fn` calls, in program order."""
-    names = []
-    for op in fn.regions[0].blocks[0].operations:
-        if op.operation.name == "func.call":
-            callee = ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value
-            if callee in fns:
-                names.append(callee)
-    return names
-
-
 def entry_function(module, name: str | None = None):
     """The function called `name`, else the only public function (or the only function)."""
     fns = functions(module)

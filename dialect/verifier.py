@@ -42,8 +42,8 @@ def check_module(module) -> None:
 def _meshes(module_op, diags) -> dict[str, Mesh]:
     try:
         return module_meshes(module_op)
-    except MeshIRError as e:
-        diags.append(Diagnostic(module_op.location, str(e)))
+    except MeshIRError as e:  # located at the sdy.mesh op
+        diags += e.diagnostics or [Diagnostic(module_op.location, str(e))]
         return {}
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.signature import callees_first, function_name, functions
+from meshir.dialect.call_graph import callees_first
+from meshir.dialect.signature import function_name, functions
 from meshir.dialect.walk import ops_within
 
 from .registry import ModulePass, option, register_pass
@@ -44,7 +45,7 @@ def inline_calls(module_op, keep=None) -> None:
     `keep(call)` true leaves that call as it is (mi.remat's calls, until mtf-autodiff)."""
     by_name = {function_name(f): f for f in functions(module_op)}
     called = set()
-    for fn in callees_first(module_op):
+    for fn in callees_first(module_op, f"{InlineCallsPass.NAME} cannot inline recursive calls"):
         for op in list(ops_within(fn.regions[0].blocks[0])):  # calls in loop bodies too
             if op.operation.name != "func.call" or (keep is not None and keep(op)):
                 continue

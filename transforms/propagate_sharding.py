@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect.call_graph import callees_first
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, located_error
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.signature import callees_first, function_name, functions
+from meshir.dialect.signature import function_name, functions
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import TensorType
 
@@ -57,7 +58,7 @@ class PropagateShardingPass(CostModelOptions, ModulePass):
                                 "of parameter sharding); run mtf-shard-update before mtf-propagate-sharding")
         meshes = module_meshes(module_op)
         model = self.cost_model()
-        for fn in callees_first(module_op):
+        for fn in callees_first(module_op, f"{self.NAME} cannot propagate layouts through recursive calls"):
             propagate_function(fn, function_mesh(fn, meshes), self.rules, model)
 
 

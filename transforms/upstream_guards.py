@@ -5,7 +5,8 @@ instead: most `sdy-*` passes segfault on a function declaration (a `func.func` w
 Shardy's propagation and export abort with "Failed to lookup function: main" on a module
 without a function named main or exactly one function (the propagation pipeline first drops
 private functions no public one uses, so it counts only those that stay), Shardy's import aborts on a call to a
-function outside the module it runs on, and `inline` and Shardy's propagation segfault on an
+function outside the module it runs on, Shardy's propagation pipeline segfaults on a recursive
+call (in a function symbol DCE keeps), and `inline` and Shardy's propagation segfault on an
 op of an unregistered dialect with a region. MeshIR checks these preconditions in
 a guard pass right before the upstream pass runs (earlier passes may have changed the IR) and
 reports a located error instead (found by test/fuzz).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 
 from meshir._jax_private import ir
+from meshir.dialect.call_graph import recursion_message, recursive_call
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.signature import function_name
 
@@ -25,13 +27,14 @@ MAIN = "a function named main, or exactly one function"
 LIVE_MAIN = "a function named main, or exactly one function, among those symbol DCE keeps"
 REGISTERED_REGIONS = "no unregistered op with regions"
 CALLEES = "every call's callee is a function of the module itself"
+NO_RECURSION = "no function symbol DCE keeps reaches itself through calls"
 _PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS, CALLEES})
 
 #: What each upstream pass needs (seen crashing without it in jaxlib 0.10.2). An `sdy-*` pass
 #: missing here is assumed to need everything; other upstream passes need nothing.
 REQUIREMENTS: dict[str, frozenset[str]] = {
     "inline": frozenset({REGISTERED_REGIONS}),
-    "sdy-propagation-pipeline": frozenset({BODIES, LIVE_MAIN, CALLEES}),
+    "sdy-propagation-pipeline": frozenset({BODIES, LIVE_MAIN, CALLEES, NO_RECURSION}),
     "sdy-import-pipeline": frozenset({BODIES, CALLEES}),
     "sdy-export-pipeline": frozenset({BODIES, MAIN}),
     "sdy-basic-propagate": _PROPAGATE,
@@ -74,6 +77,8 @@ def guard_problems(module_op, passes: list[tuple[tuple[str, ...], str]]) -> list
                 diags += _main_problem(target, name, live_only=LIVE_MAIN in needs)
             if CALLEES in needs and target.name != "func.func":
                 diags += _foreign_callees(target, name)
+            if NO_RECURSION in needs and target.name != "func.func":
+                diags += _recursive_call(target, name)
     unique = {str(d): d for d in diags}  # a pass named twice reports once
     return list(unique.values())
 
@@ -98,6 +103,12 @@ def _walk(target) -> list:
     return found
 
 
+def _functions(target) -> list:
+    """The `func.func` ops directly in `target`."""
+    return [op.operation for region in target.regions for block in region.blocks for op in block.operations
+            if op.operation.name == "func.func"]
+
+
 def _declarations(target, name: str) -> list[Diagnostic]:
     """An error for each function declaration at or under `target`."""
     return [
@@ -111,8 +122,7 @@ def _declarations(target, name: str) -> list[Diagnostic]:
 def _foreign_callees(target, name: str) -> list[Diagnostic]:
     """An error for each call whose callee is not a function directly in `target` (MLIR finds
     it in the nearest symbol table; Shardy's import looks only in the module it runs on)."""
-    own = {function_name(op.operation) for region in target.regions for block in region.blocks
-           for op in block.operations if op.operation.name == "func.func"}
+    own = {function_name(f) for f in _functions(target)}
     return [
         Diagnostic(op.location, (
             f"'func.call' op calls @{callee}, which is not a function of the '{target.name}' Shardy "
@@ -120,6 +130,15 @@ def _foreign_callees(target, name: str) -> list[Diagnostic]:
         for op in _walk(target) if op.name == "func.call"
         for callee in [ir.FlatSymbolRefAttr(op.attributes["callee"]).value] if callee not in own
     ]
+
+
+def _recursive_call(target, name: str) -> list[Diagnostic]:
+    """An error at a call that closes a cycle among the functions symbol DCE keeps."""
+    cycle = recursive_call(target, [function_name(f) for f in _symbol_dce_survivors(_functions(target))])
+    if cycle is None:
+        return []
+    call, names = cycle
+    return [Diagnostic(call.location, recursion_message(names, f"Shardy pass '{name}' crashes on recursive calls"))]
 
 
 def _unregistered_region_ops(target, name: str) -> list[Diagnostic]:
@@ -137,8 +156,7 @@ def _main_problem(target, name: str, live_only: bool) -> list[Diagnostic]:
     """Shardy's propagation takes the module's `main`, or its only function; anything else aborts.
     With `live_only`, only the functions that survive symbol DCE count (the pipeline's import
     drops the rest first)."""
-    functions = [op.operation for region in target.regions for block in region.blocks for op in block.operations
-                 if op.operation.name == "func.func"]
+    functions = _functions(target)
     if live_only:
         functions = _symbol_dce_survivors(functions)
     if len(functions) == 1 or any(function_name(f) == "main" for f in functions):

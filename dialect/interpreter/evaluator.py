@@ -5,6 +5,7 @@ import numpy as np
 
 from meshir._jax_private import ir
 
+from ..call_graph import recursion_error, recursive_call
 from ..diagnostics import VerifyError
 from ..ops.base import tensor_type_of
 from ..signature import entry_function, function_name, functions, signature
@@ -22,6 +23,9 @@ def run_function(fn, inputs) -> list[np.ndarray]:
     each with its result type's global shape and dtype. Layouts and `partial` are ignored.
     Results are fresh arrays: they never alias an input or each other.
     """
+    cycle = recursive_call(fn.operation.parent, [function_name(fn)])
+    if cycle is not None:  # MeshIR does not support recursion
+        raise recursion_error(*cycle, "the interpreter does not run recursive calls (MeshIR does not support them)")
     sig = signature(fn)
     arrays = check_inputs(sig, inputs)
     with np.errstate(all="ignore"):  # IEEE results (log(0) = -inf, ...) are the semantics

@@ -28,12 +28,13 @@ from .types import Local, sharding_attr_text, sharding_text, tensor_text
 
 @dataclass(frozen=True)
 class LoweredSignature:
-    """What the function text needs besides the body: name, types and argument names."""
+    """What the function text needs besides the body: name, types and argument names. Names
+    are text as MLIR prints it (quoted and escaped where needed), ready to be parsed back."""
 
-    name: str
+    symbol: str  # `@name`, or `@"..."` for a name that is not a bare identifier
     arg_types: tuple[TensorType, ...]
     result_types: tuple[TensorType, ...]
-    arg_names: tuple[str | None, ...]  # the `mtf.name` of each argument (None when absent)
+    arg_names: tuple[str | None, ...]  # the `mtf.name` string literal of each argument (None when absent)
     result_names: tuple[str | None, ...]
 
 
@@ -41,14 +42,14 @@ def _names(fn, attr: str, count: int) -> tuple[str | None, ...]:
     if attr not in fn.attributes:
         return (None,) * count
     dicts = [ir.DictAttr(a) for a in ir.ArrayAttr(fn.attributes[attr])]
-    return tuple(ir.StringAttr(d[NAME_ATTR]).value if NAME_ATTR in d else None for d in dicts)
+    return tuple(str(d[NAME_ATTR]) if NAME_ATTR in d else None for d in dicts)
 
 
 def function_signature(fn) -> LoweredSignature:
     """Types from the dialect's signature; names only where `mtf.name` gives one."""
     sig = signature(fn)
     return LoweredSignature(
-        sig.function, sig.arg_types, sig.result_types,
+        str(ir.FlatSymbolRefAttr.get(sig.function, context=fn.context)), sig.arg_types, sig.result_types,
         _names(fn, "arg_attrs", len(sig.arg_types)),
         _names(fn, "res_attrs", len(sig.result_types)),
     )
@@ -63,8 +64,7 @@ def _attrs(t: TensorType, name: str | None, mesh: Mesh | None) -> str:
     if mesh is not None:
         parts.append(f"sdy.sharding = {sharding_attr_text(t, mesh)}")
     if name is not None:
-        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-        parts.append(f'mtf.name = "{escaped}"')
+        parts.append(f"mtf.name = {name}")
     return " {" + ", ".join(parts) + "}" if parts else ""
 
 
@@ -87,7 +87,7 @@ def function_text(sig: LoweredSignature, mesh: Mesh | None, block_args: list[Loc
     `manual=False` (gspmd mode): the body is a global program, not in a manual computation."""
     params = ", ".join(f"%arg{i}: {_global(t)}{_attrs(t, n, mesh)}" for i, (t, n) in enumerate(zip(sig.arg_types, sig.arg_names)))
     outs = ", ".join(f"{_global(t)}{_attrs(t, n, mesh)}" for t, n in zip(sig.result_types, sig.result_names))
-    head = f"func.func public @{sig.name}({params}) -> ({outs}) {{"
+    head = f"func.func public {sig.symbol}({params}) -> ({outs}) {{"
     result_types = _types(sig.result_types)
     if mesh is None or not manual:  # the program reads %arg<i> directly
         ret = ", ".join(v.name for v in results)

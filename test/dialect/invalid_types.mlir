@@ -203,7 +203,15 @@ func.func @no_mesh_for_layout_rule(%a: !mtf.tensor<batch=4, f32>) attributes {mt
 
 // -----
 
-// expected-error @+1 {{mesh axis name 'a b' is not an identifier}}
 module {
+  // expected-error @+1 {{'sdy.mesh' op mesh axis name 'a b' is not an identifier}}
   sdy.mesh @mesh = <["a b"=2]>
 }
+
+// -----
+
+// A mesh name MeshIR cannot use is an error at the sdy.mesh op alone: no Python line of
+// meshir-opt's own in front of the message (found by test/fuzz, issue 27).
+sdy.mesh @mesh = <["x"=2]>
+// expected-error @+1 {{'sdy.mesh' op mesh name 'mésh' is not an identifier}}
+sdy.mesh @"mésh" = <["x"=2]>

@@ -138,6 +138,66 @@ def _boom(*args, **kwargs):
     raise RuntimeError("boom")
 
 
+def test_a_mesh_name_that_is_no_identifier_is_located_at_the_mesh_op_only(write, capsys):
+    path = write('sdy.mesh @"mésh" = <["x"=2]>\n')
+    assert main([path]) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == f"{path}:1:1: error: 'sdy.mesh' op mesh name 'mésh' is not an identifier"  # no Python line
+
+
+# -- what meshir-opt prints, it reads back (issue 27) ---------------------------------------------
+
+_T, _B = "!mtf.tensor<b=8, f32>", "!mtf.tensor<i1>"
+
+
+def _nested_whiles(name: str, levels: int, innermost: str) -> str:
+    """@name: `levels` mtf.while loops, each in the body of the one before, around `innermost`
+    (which defines %r<levels> from %h<levels> and %k<levels>)."""
+    head = "".join(f'%r{i} = "mtf.while"(%h{i}, %k{i}) ({{\n^bb0(%c{i}: {_T}, %q{i}: {_B}):\n'
+                   f'"mtf.yield"(%q{i}) : ({_B}) -> ()\n}}, {{\n^bb0(%h{i + 1}: {_T}, %k{i + 1}: {_B}):\n'
+                   for i in range(levels))
+    tail = "".join(f'"mtf.yield"(%r{i + 1}) : ({_T}) -> ()\n}}) {{invariants = 1}} : ({_T}, {_B}) -> {_T}\n'
+                   for i in reversed(range(levels)))
+    return (f"func.func @{name}(%h0: {_T}, %k0: {_B}) -> {_T} {{\n{head}{innermost.format(n=levels)}\n{tail}"
+            f"return %r0 : {_T}\n}}\n")
+
+
+def _nested_ops(levels: int, innermost: str = '"test.op"() : () -> ()') -> str:
+    """`levels` test.ops, each in the region of the one before (two brackets each)."""
+    return '"test.op"() ({\n' * levels + innermost + "\n" + "}) : () -> ()\n" * levels
+
+
+@pytest.mark.parametrize("text, accepted", [
+    (_nested_ops(99), True),  # 199 levels, 200 in the module MLIR wraps it in
+    (_nested_ops(100, ""), False),  # 200 levels, 201 printed
+    ("module {\n" + _nested_ops(99) + "}\n", True),
+    ("!t = tuple<tuple<f32>>\n" + _nested_ops(97, '"test.op"() : () -> !t'), True),
+    ("!t = " + "tuple<" * 150 + "f32" + ">" * 150 + "\n" + _nested_ops(30, '"test.op"() : () -> !t'), False),
+], ids=["wrapped-199", "wrapped-200", "module-200", "shallow-alias", "deep-alias"])
+def test_what_meshir_opt_prints_it_reads_back(text, accepted, write, tmp_path, capsys):
+    printed = str(tmp_path / "printed.mlir")
+    assert main([write(text), "-o", printed]) == (0 if accepted else 1)
+    if accepted:
+        assert main([printed]) == 0, capsys.readouterr().err
+    else:
+        assert "nests deeper than 200 levels of brackets" in capsys.readouterr().err
+
+
+def test_output_a_pass_nests_deeper_than_meshir_opt_reads_back_is_refused(write, capsys):
+    # Each function nests 193 levels; inlining @callee in the innermost loop of @caller nests
+    # about twice as deep.
+    callee = _nested_whiles("callee", 95, f'%r{{n}} = "mtf.neg"(%h{{n}}) : ({_T}) -> {_T}')
+    caller = _nested_whiles("caller", 95, f"%r{{n}} = func.call @callee(%h{{n}}, %k{{n}}) : ({_T}, {_B}) -> {_T}")
+    path = write(callee.replace("func.func @", "func.func private @", 1) + caller)
+    assert main([path]) == 0
+    capsys.readouterr()
+    assert main([path, "--mtf-inline"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "internal error" not in err
+    assert f"{path}:1:1: error: the output nests deeper than 200 levels of brackets (at its line " in err
+    assert "deeper than meshir-opt reads back; it is not printed" in err
+
+
 # -- pipeline parser ---------------------------------------------------------------------------
 
 

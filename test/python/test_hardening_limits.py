@@ -58,7 +58,8 @@ def test_pipeline_nesting_beyond_the_limit_is_a_located_error(monkeypatch, capsy
 
 
 def test_call_chains_longer_than_the_recursion_limit_are_ordered(monkeypatch):
-    from meshir.dialect.signature import callees_first, function_name
+    from meshir.dialect.call_graph import callees_first
+    from meshir.dialect.signature import function_name
 
     t = "!mtf.tensor<d=4, f32>"
     n = 400

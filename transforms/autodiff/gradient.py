@@ -21,6 +21,7 @@ Steps:
 from __future__ import annotations
 
 from meshir._jax_private import func, ir
+from meshir.dialect.call_graph import recursion_message, recursive_call
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
 from meshir.dialect.ops import LoopOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
@@ -51,6 +52,11 @@ def gradient_function(module_op, function: str | None = None, wrt=(), result: st
     fn = entry_function(module_op, function or None)
     if not len(fn.regions[0].blocks):
         raise AutodiffError(fn.location, f"@{function_name(fn)} is a declaration (no body): there is nothing to differentiate")
+    cycle = recursive_call(module_op, [function_name(fn)])  # the callees are differentiated too
+    if cycle is not None:
+        call, names = cycle
+        raise AutodiffError(call.location, recursion_message(names, "mtf-autodiff cannot differentiate recursive calls"),
+                            located=True)
     sig = signature(fn)
     res_index = _choose_result(fn, sig, result, cotangent)
     wrt_indices = _choose_wrt(fn, sig, wrt)

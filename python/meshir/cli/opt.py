@@ -10,7 +10,8 @@ import os
 import sys
 import traceback
 
-from meshir.dialect import MeshIRError, parse_module, verify_module
+from meshir.dialect import Diagnostic, MeshIRError, parse_module, verify_module
+from meshir.dialect.nesting import MAX_NESTING, nesting_problem
 from meshir.transforms import PipelineError, build_pass_manager, parse_pipeline
 from meshir.transforms.pass_manager import known_pass_names
 from meshir.transforms.registry import did_you_mean
@@ -114,7 +115,14 @@ class _Driver:
             errors = verify_module(module)  # no pass, and not verified after parsing
             if errors:
                 return None, errors
-        return _print_module(module, self.opts.mlir_print_debuginfo), reported
+        output = _print_module(module, self.opts.mlir_print_debuginfo)
+        too_deep = nesting_problem(output)
+        if too_deep is not None:  # a pass nested it deeper: refuse what meshir-opt would not read back
+            line, column, _ = too_deep
+            return None, reported + [Diagnostic(module.location, (
+                f"the output nests deeper than {MAX_NESTING} levels of brackets (at its line {line}, column "
+                f"{column}), deeper than meshir-opt reads back; it is not printed"))]
+        return output, reported
 
 
 def _pipeline(opts, flags, parser):
