@@ -6,6 +6,11 @@ passes of `meshir.transforms` (also on the command line: `meshir-opt`).
 """
 import os as _os
 
+# Before anything imports jax: a jax or jaxlib outside the supported range is one clear error.
+from meshir import _versions
+
+_versions.check()
+
 # XLA logs one INFO line per device when its backend starts; MeshIR programs start it for
 # meshes of many devices. Quiet by default; a value the user set wins.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")

@@ -112,8 +112,17 @@ def abstract_array(shape: tuple[int, ...], dtype, sharding=None):
 def result_handlers(avals, shardings) -> list:
     """jax's C++ result handler per result (aval, NamedSharding): each turns the per-device
     buffers of one result into a committed jax.Array, as jax.jit's own calls do."""
-    return [xla_client.array_result_handler(aval, sharding, committed=True, _skip_checks=True)
+    return [xla_client.array_result_handler(aval, sharding, committed=True, **_SKIP_CHECKS)
             for aval, sharding in zip(avals, shardings)]
+
+
+def _takes_skip_checks() -> bool:
+    """jaxlib 0.10's `array_result_handler` takes `_skip_checks`; 0.11 dropped it (and the
+    checks it skipped). nanobind writes the signature as the docstring."""
+    return "_skip_checks" in (xla_client.array_result_handler.__doc__ or "")
+
+
+_SKIP_CHECKS = {"_skip_checks": True} if _takes_skip_checks() else {}
 
 
 def execute(executable, arrays, handlers) -> list:
