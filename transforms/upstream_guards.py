@@ -6,8 +6,10 @@ Shardy's propagation and export abort with "Failed to lookup function: main" on 
 without a function named main or exactly one function (the propagation pipeline first drops
 private functions no public one uses, so it counts only those that stay), Shardy's import aborts on a call to a
 function outside the module it runs on, Shardy's propagation pipeline segfaults on a recursive
-call (in a function symbol DCE keeps), and `inline` and Shardy's propagation segfault on an
-op of an unregistered dialect with a region. MeshIR checks these preconditions in
+call (in a function symbol DCE keeps), `inline` and Shardy's propagation segfault on an
+op of an unregistered dialect with a region, and Shardy's propagation, export and
+explicit-reshard passes segfault on a sharding whose mesh is inlined (`mesh<[...]>`, which
+jaxlib 0.12's export pipeline produces). MeshIR checks these preconditions in
 a guard pass right before the upstream pass runs (earlier passes may have changed the IR) and
 reports a located error instead (found by test/fuzz).
 """
@@ -28,7 +30,8 @@ LIVE_MAIN = "a function named main, or exactly one function, among those symbol 
 REGISTERED_REGIONS = "no unregistered op with regions"
 CALLEES = "every call's callee is a function of the module itself"
 NO_RECURSION = "no function symbol DCE keeps reaches itself through calls"
-_PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS, CALLEES})
+NAMED_MESHES = "every Shardy sharding names its mesh (`@mesh`), none inlined (`mesh<[...]>`)"
+_PROPAGATE = frozenset({BODIES, MAIN, REGISTERED_REGIONS, CALLEES, NAMED_MESHES})
 
 #: What each upstream pass needs (seen crashing without it in jaxlib 0.10.2). An `sdy-*` pass
 #: missing here is assumed to need everything; other upstream passes need nothing.
@@ -36,15 +39,15 @@ REQUIREMENTS: dict[str, frozenset[str]] = {
     "inline": frozenset({REGISTERED_REGIONS}),
     "sdy-propagation-pipeline": frozenset({BODIES, LIVE_MAIN, CALLEES, NO_RECURSION}),
     "sdy-import-pipeline": frozenset({BODIES, CALLEES}),
-    "sdy-export-pipeline": frozenset({BODIES, MAIN}),
+    "sdy-export-pipeline": frozenset({BODIES, MAIN, NAMED_MESHES}),
     "sdy-basic-propagate": _PROPAGATE,
     "sdy-aggressive-propagate": _PROPAGATE,
     "sdy-op-priority-propagate": _PROPAGATE,
     "sdy-user-priority-propagate": _PROPAGATE,
     **{name: frozenset({BODIES}) for name in (
         "sdy-add-data-flow-edges", "sdy-lift-inlined-meshes", "sdy-close-shardings",
-        "sdy-sharding-constraint-to-reshard", "sdy-insert-explicit-reshards", "sdy-reshard-to-collectives",
-        "sdy-drop-sharding-rules")},
+        "sdy-sharding-constraint-to-reshard", "sdy-reshard-to-collectives", "sdy-drop-sharding-rules")},
+    "sdy-insert-explicit-reshards": frozenset({BODIES, NAMED_MESHES}),
 }
 
 
@@ -79,6 +82,8 @@ def guard_problems(module_op, passes: list[tuple[tuple[str, ...], str]]) -> list
                 diags += _foreign_callees(target, name)
             if NO_RECURSION in needs and target.name != "func.func":
                 diags += _recursive_call(target, name)
+            if NAMED_MESHES in needs:
+                diags += _inlined_meshes(target, name)
     unique = {str(d): d for d in diags}  # a pass named twice reports once
     return list(unique.values())
 
@@ -139,6 +144,24 @@ def _recursive_call(target, name: str) -> list[Diagnostic]:
         return []
     call, names = cycle
     return [Diagnostic(call.location, recursion_message(names, f"Shardy pass '{name}' crashes on recursive calls"))]
+
+
+_INLINED_MESH = re.compile(r"#sdy\.[\w]+<\[?<?mesh<")
+
+
+def _inlined_meshes(target, name: str) -> list[Diagnostic]:
+    """An error at the first op (or function) whose Shardy sharding inlines its mesh. Shardy's
+    propagation, export and explicit-reshard passes segfault on one (jaxlib 0.10 to 0.12);
+    jaxlib 0.12's `sdy-export-pipeline` ends by inlining every mesh, so a pass after it in
+    the same pipeline meets them."""
+    for op in _walk(target):
+        for index in range(len(op.attributes)):  # by index: iteration yields names or pairs by version
+            if _INLINED_MESH.search(str(op.attributes[index].attr)):
+                return [Diagnostic(op.location, (
+                    f"'{op.name}' op has a Shardy sharding with an inlined mesh (`mesh<[...]>`): Shardy pass "
+                    f"'{name}' crashes on it; name the mesh with an `sdy.mesh` op, or run sdy-lift-inlined-meshes "
+                    f"first (sdy-export-pipeline inlines meshes in jaxlib 0.12)"))]
+    return []
 
 
 def _unregistered_region_ops(target, name: str) -> list[Diagnostic]:

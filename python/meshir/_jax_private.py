@@ -152,7 +152,7 @@ def compiled_executable_and_handlers(compiled):
 
 
 # -- jax.jit's C++ dispatch, reused for a MeshIR executable ------------------------------------
-#: The fields of pxla.MeshExecutableFastpathData this module fills (jax 0.10).
+#: The fields of pxla.MeshExecutableFastpathData this module fills (the same in jax 0.10 through 0.12).
 _FASTPATH_FIELDS = ("xla_executable", "out_pytree_def", "in_shardings", "out_shardings", "out_avals",
                     "out_committed", "kept_var_bitvec", "in_device_local_layouts", "const_args")
 

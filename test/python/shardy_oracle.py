@@ -58,7 +58,9 @@ STRATEGIES = {
     "aggressive": _STAGED.format(strategy="aggressive"),
     "basic": _STAGED.format(strategy="basic"),
 }
-EXPLICIT_RESHARDS = "func.func(sdy-insert-explicit-reshards{enable-full-version=true})"
+# jaxlib 0.12's sdy-export-pipeline ends by inlining meshes, on which the explicit-reshard pass
+# segfaults (MeshIR's upstream guard refuses it): lift them back to `sdy.mesh` symbols first.
+EXPLICIT_RESHARDS = "sdy-lift-inlined-meshes,func.func(sdy-insert-explicit-reshards{enable-full-version=true})"
 _COLLECTIVES = ("sdy.reshard", "sdy.all_reduce", "sdy.all_gather", "sdy.all_slice", "sdy.all_to_all",
                 "sdy.collective_permute", "sdy.reduce_scatter")
 
