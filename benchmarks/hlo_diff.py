@@ -123,9 +123,10 @@ def report(meshir: dict, jax_: dict, memory: dict, only_diff: bool) -> str:
     return "\n".join(lines)
 
 
-def compile_both(size: str, donate: bool = True):
-    """(MeshIR Executable, jax Compiled) of the LM step at `size` (a name in lm_step's tables),
-    parameters and optimizer state donated unless `donate` is False."""
+def compile_both(size: str, donate: bool = True, layout: str | None = None):
+    """(MeshIR Executable, jax Compiled) of the LM step at `size` (a name in lm_step's tables)
+    and `layout` (examples/lm's LAYOUTS; lm_step's default), parameters and optimizer state
+    donated unless `donate` is False."""
     import jax
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
@@ -137,7 +138,7 @@ def compile_both(size: str, donate: bool = True):
 
     cfg = model.Config(**{**lm_step.SIZES, **lm_step.QUICK_SIZES}[size])
     cfg.check()
-    mesh, rules = model.layout(lm_step.LAYOUT)
+    mesh, rules = model.layout(layout or lm_step.DEFAULT_LAYOUT)
     step_prog = model.train_step(cfg, mesh)
     exe = mi.compile(step_prog, layout=rules, donate=donate)
     sh = jax_baselines.Shardings(jax_baselines.jax_mesh(dict(mesh.shape)), rules)
@@ -159,15 +160,16 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", default="readme", help=f"one of {', '.join({**lm_step.SIZES, **lm_step.QUICK_SIZES})}")
+    p.add_argument("--layout", default=lm_step.DEFAULT_LAYOUT, choices=["2d", "data-parallel", "model-parallel", "single"])
     p.add_argument("--all", action="store_true", help="every row, not only those that differ")
     p.add_argument("--dump", help="folder to write both HLO texts and MeshIR's StableHLO into")
     args = p.parse_args(argv)
     measure.ensure_devices(8)
-    exe, compiled = compile_both(args.size)
+    exe, compiled = compile_both(args.size, layout=args.layout)
     m_text, j_text = exe.compiled_hlo_text(), compiled.as_text()
     memory = {"meshir": measure.memory_per_device(exe.memory_analysis()),
               "jax": measure.memory_per_device(compiled.memory_analysis())}
-    print(f"LM step, size {args.size}: MeshIR vs jax.jit, compiled per-device HLO "
+    print(f"LM step, size {args.size}, layout {args.layout}: MeshIR vs jax.jit, compiled per-device HLO "
           f"({'every row' if args.all else 'rows that differ'})")
     print(report(summary(m_text), summary(j_text), memory, only_diff=not args.all))
     if args.dump:

@@ -2,10 +2,12 @@
 
     python benchmarks/lm_step.py              # README size, 4 layers x d_model 256, 24 layers
     python benchmarks/lm_step.py --quick      # tiny sizes, few steps (results/quick/)
+    python benchmarks/lm_step.py --layout single --sizes readme   # one device (lm_step_single.*)
 
 One process, 8 CPU devices. The MeshIR side is examples/lm: `model.train_step` (forward,
 backward, Adam) compiled with `mi.compile(layout=batch:x; heads, d_ff, vocab:y, donate=True)`
-on the 4x2 mesh and driven like examples/transformer_lm.py drives it: a fresh NumPy batch each
+on the 4x2 mesh (`--layout`: another of examples/lm's LAYOUTS, e.g. `single`, one device,
+where a small step is dispatch-bound) and driven like examples/transformer_lm.py drives it: a fresh NumPy batch each
 step, the results fed back as the next step's parameters and optimizer state, every result
 blocked on. The JAX side is the same model written in plain JAX (token + position embeddings,
 pre-norm causal multi-head attention, tanh-GELU feed-forward, final layer norm, output tied to
@@ -41,7 +43,8 @@ import jax_baselines  # noqa: E402
 import measure  # noqa: E402
 
 RTOL = 1e-4
-LAYOUT = "2d"
+#: examples/lm/model.py's LAYOUTS name used unless --layout says otherwise
+DEFAULT_LAYOUT = "2d"
 
 #: name -> model.Config fields (besides the defaults: heads 8, vocab 104, adam lr 3e-3)
 SIZES = {
@@ -150,9 +153,23 @@ def _block(out):
     return jax.block_until_ready(out)
 
 
-def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, say=print) -> dict:
-    import jax
+def jax_side(cfg, axes: dict, rules: dict, state_names):
+    """The JAX step for `cfg` and its shardings by the same layout rules:
+    (step_fn, {state name: NamedSharding}, tokens' sharding, replicated)."""
     from jax.sharding import NamedSharding, PartitionSpec
+
+    from lm import model
+
+    jmesh = jax_baselines.jax_mesh(axes)
+    sh = jax_baselines.Shardings(jmesh, rules)
+    dims = {n: [d.name for d in ds] for n, ds in model.param_dims(cfg).items()}
+    state_sh = {n: sh.named(*dims[n.split("__")[0]]) for n in state_names}
+    return jax_step_fn(cfg, sh), state_sh, sh.named("batch", "length"), NamedSharding(jmesh, PartitionSpec())
+
+
+def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, say=print,
+             layout: str = DEFAULT_LAYOUT) -> dict:
+    import jax
 
     import meshir as mi
     from lm import model
@@ -160,7 +177,7 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
 
     cfg = model.Config(**fields)
     cfg.check()
-    mesh, rules = model.layout(LAYOUT)
+    mesh, rules = model.layout(layout)
     axes = dict(mesh.shape)
     batch = batches(cfg).__next__
 
@@ -177,20 +194,11 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
     assert sorted(state_names) == sorted(init)
 
     # JAX: the same shardings (MeshIR's argument layouts, checked equal below) and donation
-    jmesh = jax_baselines.jax_mesh(axes)
-    sh = jax_baselines.Shardings(jmesh, rules)
-    dims = {n: [d.name for d in ds] for n, ds in model.param_dims(cfg).items()}
-    state_sh = {}
-    for n in state_names:
-        base = n.split("__")[0]
-        state_sh[n] = sh.named(*dims[base])
-    tok_sh = sh.named("batch", "length")
-    repl = NamedSharding(jmesh, PartitionSpec())
+    fn, state_sh, tok_sh, repl = jax_side(cfg, axes, rules, state_names)
     for n, s in zip(sig.arg_names, exe.in_shardings):
         want = tok_sh if n in ("tokens", "targets") else repl if n == "step" else state_sh[n]
         if not s.is_equivalent_to(want, len(sig.arg_types[sig.arg_names.index(n)].shape)):
             raise AssertionError(f"{name}: argument '{n}': MeshIR lays it out as {s.spec}, jax as {want.spec}")
-    fn = jax_step_fn(cfg, sh)
     shardings = dict(in_shardings=(state_sh, tok_sh, tok_sh, repl), out_shardings=(repl, state_sh))
     jitted = jax.jit(fn, donate_argnums=(0,), **shardings)
     jitted_plain = jax.jit(fn, **shardings)
@@ -271,7 +279,7 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
     for coll in (m_coll, j_coll):
         coll.pop("instructions")
     record = {
-        "size": name, "text": SIZE_TEXT.get(name, name), "config": cfg.to_dict(), "layout": LAYOUT,
+        "size": name, "text": SIZE_TEXT.get(name, name), "config": cfg.to_dict(), "layout": layout,
         "rules": {k: v for k, v in rules.items()}, "mesh": axes,
         "arguments": len(sig.arg_names), "results": len(names),
         "first_step_loss": {"meshir": m_loss, "jax": j_loss, "rel_diff": abs(m_loss - j_loss) / abs(j_loss)},
@@ -292,6 +300,8 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
             "public_vs_pjrt_only": split["meshir_public"]["median_s"] / split["meshir_pjrt_only"]["median_s"],
         },
         "collectives": {"meshir": m_coll, "jax": j_coll},
+        "flops_per_device": {"meshir": measure.flops_per_device(exe.cost_analysis()),
+                             "jax": measure.flops_per_device(compiled.cost_analysis())},
         "memory_per_device": {"meshir": measure.memory_per_device(exe.memory_analysis()),
                               "jax": measure.memory_per_device(compiled.memory_analysis())},
     }
@@ -317,19 +327,26 @@ def _temp(mem: dict | None):
 
 #: Issue 12's targets: step time (median of per-round ratios) per size; memory per device <= jax's.
 STEP_TARGETS = {"readme": 1.0, "4L-d256": 0.97, "24L-readme": 0.97}
+#: Issue 28's target on one device (the user's loop, dispatch-bound when the step is small).
+SINGLE_TARGETS = {"readme": 1.0}
 
 
 def summary_markdown(runs: list[tuple[str, dict]]) -> str:
     """Several runs of this script side by side, per size: the step-time ratio, PJRT-only
     ratio, memory and temp memory ratios of each run, their median, and the targets."""
     sizes = [r["size"] for r in runs[0][1]["sizes"]]
+    single = runs[0][1]["meta"].get("layout") == "single"
+    targets = SINGLE_TARGETS if single else STEP_TARGETS
+    said = ("Target (issue 28): step time ≤ 1.0× at the README size on one device." if single else
+            "Targets (issue 12): step time ≤ 1.0× at the README size and ≤ 0.97× at the bigger sizes, "
+            "memory per device ≤ 1.0×.")
     lines = [
         "# The LM training step, MeshIR vs jax.jit: repeated runs",
         "",
-        f"{len(runs)} separate runs of `python benchmarks/lm_step.py` ({', '.join(name for name, _ in runs)}); per run "
+        f"{len(runs)} separate runs of `python benchmarks/lm_step.py{_layout_flag(runs[0][1]['meta'])}` "
+        f"({', '.join(name for name, _ in runs)}); per run "
         "the median of per-round step-time ratios, PJRT-only / jax compiled, and memory per device (total, temp) "
-        "MeshIR / jax. Targets (issue 12): step time ≤ 1.0× at the README size and ≤ 0.97× at the bigger sizes, "
-        "memory per device ≤ 1.0×.",
+        "MeshIR / jax. " + said,
         "",
         "| size | step time per run | median | target | PJRT only / jax compiled per run | memory per run | "
         "temp per run |",
@@ -339,7 +356,7 @@ def summary_markdown(runs: list[tuple[str, dict]]) -> str:
         recs = [next(r for r in data["sizes"] if r["size"] == size) for _, data in runs]
         steps = [r["step_time"]["ratio_median"] for r in recs]
         mid = statistics.median(steps)
-        target = STEP_TARGETS.get(size)
+        target = targets.get(size)
         verdict = "—" if target is None else f"≤ {target:.2f}: {'met' if mid <= target else 'missed'}"
         mem = [r["memory_per_device"]["meshir"]["total"] / r["memory_per_device"]["jax"]["total"] for r in recs]
         temp = [r["memory_per_device"]["meshir"]["temp"] / r["memory_per_device"]["jax"]["temp"] for r in recs]
@@ -351,13 +368,37 @@ def summary_markdown(runs: list[tuple[str, dict]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _layout_flag(meta: dict) -> str:
+    layout = meta.get("layout", DEFAULT_LAYOUT)
+    return "" if layout == DEFAULT_LAYOUT else f" --layout {layout}"
+
+
+def _layout_text(layout: str) -> str:
+    """How the report names a layout: its mesh and rules."""
+    from lm import model
+
+    axes, rules = model.LAYOUTS[layout]
+    mesh = "x".join(str(n) for n in axes.values())
+    devices = 1
+    for n in axes.values():
+        devices *= n
+    said = "; ".join(f"{dim}:{axis if isinstance(axis, str) else '(' + ','.join(axis) + ')'}" for dim, axis in rules.items())
+    return (f"layout `{layout}`: {devices} CPU device{'s' if devices > 1 else ''} of 8, {mesh} mesh"
+            + (f", `{said}`" if said else ", everything replicated"))
+
+
+def report_name(layout: str) -> str:
+    """lm_step for the default layout (the 4x2 targets), lm_step_<layout> otherwise."""
+    return "lm_step" if layout == DEFAULT_LAYOUT else f"lm_step_{layout}"
+
+
 def markdown(meta: dict, records: list[dict]) -> str:
     lines = [
         "# The README's LM training step: MeshIR vs jax.jit",
         "",
-        f"Generated by `python benchmarks/lm_step.py{' --quick' if meta['quick'] else ''}` on {meta['date']} "
-        f"({meta['platform']}, {meta['cpus']} CPUs, jax {meta['jax']}; 8 CPU devices, 4x2 mesh, "
-        "layout `batch:x; heads, d_ff, vocab:y`, Adam, parameters and state donated).",
+        f"Generated by `python benchmarks/lm_step.py{' --quick' if meta['quick'] else ''}{_layout_flag(meta)}` on {meta['date']} "
+        f"({meta['platform']}, {meta['cpus']} CPUs, jax {meta['jax']}; {_layout_text(meta.get('layout', DEFAULT_LAYOUT))}, "
+        "Adam, parameters and state donated).",
         "",
         "Each step as a user runs it: a fresh NumPy batch, the results fed back, every result blocked on. "
         f"{meta['rounds']} interleaved rounds of {meta['steps']} steps per contender; a round's ratio is "
@@ -414,6 +455,9 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, help="interleaved rounds (default: 9; --quick 2)")
     p.add_argument("--steps", type=int, help="steps per contender per round (default: 10; --quick 3)")
     p.add_argument("--split-reps", type=int, help="timed calls of each split contender (default: 30; --quick 3)")
+    p.add_argument("--layout", default=DEFAULT_LAYOUT, choices=["2d", "data-parallel", "model-parallel", "single"],
+                   help="examples/lm/model.py's layout (default 2d, the 4x2 targets); results go to "
+                        "lm_step_<layout>.{md,json} unless it is 2d")
     p.add_argument("--note", default="", help="a line for the report (e.g. why the rounds were reduced)")
     p.add_argument("--out", help="output folder (default: benchmarks/results, --quick: benchmarks/results/quick)")
     p.add_argument("--summarize", nargs="+", metavar="RUN_DIR",
@@ -421,9 +465,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.summarize:
         out = Path(args.out) if args.out else HERE / "results"
-        runs = [(Path(d).name, json.loads((Path(d) / "lm_step.json").read_text())) for d in args.summarize]
-        (out / "lm_step_runs.md").write_text(summary_markdown(runs))
-        print(f"wrote {out / 'lm_step_runs.md'}")
+        name = report_name(args.layout)
+        runs = [(Path(d).name, json.loads((Path(d) / f"{name}.json").read_text())) for d in args.summarize]
+        (out / f"{name}_runs.md").write_text(summary_markdown(runs))
+        print(f"wrote {out / f'{name}_runs.md'}")
         return 0
     table = QUICK_SIZES if args.quick else SIZES
     chosen = args.sizes.split(",") if args.sizes else list(table)
@@ -441,15 +486,15 @@ def main(argv=None) -> int:
     for name in chosen:
         print(f"{name}: {SIZE_TEXT.get(name, name)}", flush=True)
         began = time.perf_counter()
-        rec = run_size(name, table[name], rounds, steps, split_reps)
+        rec = run_size(name, table[name], rounds, steps, split_reps, layout=args.layout)
         st, q = rec["step_time"], rec["split_ratios"]
         print(f"  MeshIR / jax.jit {st['ratio_median']:.2f}x ({_ms(st['meshir_median_s'])} vs "
               f"{_ms(st['jax_median_s'])} ms); PJRT only / jax compiled {q['pjrt_only_vs_jax_compiled']:.2f}x; "
               f"{time.perf_counter() - began:.0f} s", flush=True)
         records.append(rec)
-    meta = {**measure.machine(), "quick": args.quick, "rounds": rounds, "steps": steps, "split_reps": split_reps,
+    meta = {**measure.machine(), "quick": args.quick, "layout": args.layout, "rounds": rounds, "steps": steps, "split_reps": split_reps,
             "note": args.note}
-    measure.write_report(out, "lm_step", {"meta": meta, "sizes": records}, markdown(meta, records))
+    measure.write_report(out, report_name(args.layout), {"meta": meta, "sizes": records}, markdown(meta, records))
     return 0
 
 

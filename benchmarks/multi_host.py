@@ -60,7 +60,7 @@ def worker(size: dict, steps: int, warmup: int, out: Path) -> None:
     from lm import model
 
     cfg = model.Config(**size)
-    mesh, rules = model.layout(lm_step.LAYOUT)
+    mesh, rules = model.layout(lm_step.DEFAULT_LAYOUT)
     began = time.perf_counter()
     step_prog = model.train_step(cfg, mesh)
     exe = mi.compile(step_prog, layout=rules, donate=True)

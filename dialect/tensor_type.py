@@ -88,6 +88,14 @@ def format_axes(axes: tuple[str, ...]) -> str:
     return axes[0] if len(axes) == 1 else "(" + ",".join(axes) + ")"
 
 
+#: ir.Type -> TensorType. The passes and the verifier read each value's type several times
+#: per pass, and reading an opaque type through the bindings costs five times this lookup.
+#: MLIR uniques types per context, so equal keys are the same type; a key holds its context
+#: alive, so its address cannot be reused by another type.
+_FROM_MLIR: dict = {}
+_FROM_MLIR_LIMIT = 8192
+
+
 @dataclass(frozen=True)
 class TensorType:
     """A named tensor type. Dimension order is the physical order."""
@@ -146,12 +154,19 @@ class TensorType:
     @staticmethod
     def from_mlir(t: ir.Type) -> "TensorType":
         """The TensorType of an MLIR type; ValueError if it is not an `!mtf.tensor`."""
+        found = _FROM_MLIR.get(t)
+        if found is not None:
+            return found
         if t.typeid != ir.OpaqueType.static_typeid:
             raise TypeContentError(f"expected an !mtf.tensor type, got {t}")
         opaque = ir.OpaqueType(t)
         if opaque.dialect_namespace != "mtf":
             raise TypeContentError(f"expected an !mtf.tensor type, got {t}")
-        return _parse_cached("!mtf." + opaque.data)
+        found = _parse_cached("!mtf." + opaque.data)
+        if len(_FROM_MLIR) >= _FROM_MLIR_LIMIT:
+            _FROM_MLIR.clear()
+        _FROM_MLIR[t] = found
+        return found
 
     def to_mlir(self) -> ir.Type:
         """The MLIR opaque type (needs an active context)."""
@@ -239,12 +254,14 @@ class TensorType:
         return replace(self, partial=partial, partial_reduction=reduction if partial else "sum")
 
     def with_dims(self, dims) -> "TensorType":
-        return replace(self, dims=tuple(dims))
+        # The constructor, not dataclasses.replace (which reads the fields anew on every call):
+        # the passes make tens of thousands of these in a large program.
+        return type(self)(tuple(dims), self.element_type, self.partial, self.partial_reduction)
 
     def with_layout(self, layout: dict[str, tuple[str, ...] | None]) -> "TensorType":
         """Replace the axes of the dims named in `layout`."""
         return self.with_dims(
-            replace(d, axes=normalize_axes(layout[d.name])) if d.name in layout else d
+            Dimension(d.name, d.size, normalize_axes(layout[d.name])) if d.name in layout else d
             for d in self.dims
         )
 

@@ -93,13 +93,19 @@ class FastPath:
             return None
         return (values,) if self.count == 1 else values
 
-    def dispatchable(self, values, donating: bool) -> bool:
+    def dispatchable(self, values, donating: bool, refused_by_pjrt: bool = False) -> bool:
         """Whether jax's C++ dispatch may run this call: only jax.Arrays and NumPy values, no
         jax.Array deleted (PJRT would crash on one: jax's own dispatch does not check arrays
-        that were donated), and, when the program donates, no array passed twice."""
+        that were donated), and, when the program donates, no array passed twice.
+        `refused_by_pjrt` (one CPU device): PJRT refuses a deleted or twice-donated buffer itself
+        before running anything, and no other device can wait on it, so those two checks
+        (most of MeshIR's Python in front of a call with many arguments) are left to it;
+        executable.py turns the refusal into the located error."""
         plan = self._plan_of(values)
         if plan.checked:
             return False
+        if refused_by_pjrt:
+            return True
         arrays = values if plan.all_on_devices else [values[i] for i in plan.on_devices]
         if any(map(_IS_DELETED, arrays)):
             return False

@@ -14,6 +14,17 @@ ensure_cpu_devices(8)
 MESH_2X2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>'
 
 
+def donated_views_stay_alive() -> bool:
+    """jax 0.11 does not mark a donated sharded array deleted once NumPy has viewed it
+    (`np.asarray`), under jax.jit as under MeshIR; 0.10 and 0.12 do. Tests that check the
+    deletion of such an array skip that check there (README, supported versions)."""
+    import jax
+
+    from meshir._versions import release
+
+    return release(jax.__version__)[:2] == (0, 11)
+
+
 def mtf_type(spec: str) -> str:
     """`"b=2@x, f32"` -> `"!mtf.tensor<b=2@x, f32>"` (full types pass through)."""
     return spec if spec.startswith("!") else f"!mtf.tensor<{spec}>"

@@ -3,8 +3,10 @@ runs), the HLO collective parser on the forms XLA prints, one compile-scaling po
 LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
 `benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
 `benchmarks/propagation_conflicts.py`, the remat measurement of `benchmarks/remat_lm.py` at its tiny size, and the 1 x 8 vs 2 x 4
-process run of `benchmarks/multi_host.py` at its tiny size (its losses agree), and the quick mode of
-`benchmarks/auto_layout.py` (its structure; no timed assertions)."""
+process run of `benchmarks/multi_host.py` at its tiny size (its losses agree), the quick mode of
+`benchmarks/auto_layout.py` (its structure; no timed assertions), `lm_step.py --layout single`,
+the quick mode of `benchmarks/compile_time.py`, and `benchmarks/gpu.py`: `--quick` on the CPU, and
+without it a clear refusal on a machine with no GPU."""
 import json
 
 import pytest
@@ -174,3 +176,53 @@ def test_auto_layout_quick_run_writes_its_tables(tmp_path):
     assert all(row["measure0"]["visited"] > 0 for row in paper["depth"])
     text = (tmp_path / "auto_layout.md").read_text()
     assert "Spearman" in text and "### Search time by depth" in text
+
+
+def test_lm_step_single_layout_writes_its_own_report(tmp_path):
+    lm_step = load("lm_step")
+    assert lm_step.main(["--quick", "--sizes", "tiny", "--layout", "single", "--rounds", "1", "--steps", "2",
+                         "--split-reps", "2", "--out", str(tmp_path)]) == 0
+    (rec,) = json.loads((tmp_path / "lm_step_single.json").read_text())["sizes"]
+    assert rec["layout"] == "single" and rec["mesh"] == {"x": 1}
+    assert rec["collectives"]["meshir"]["bytes_per_device"] == 0 and rec["flops_per_device"]["jax"] > 0
+    assert "`python benchmarks/lm_step.py --quick --layout single`" in (tmp_path / "lm_step_single.md").read_text()
+
+
+def test_compile_time_quick_run_compares_both_sides(tmp_path):
+    compile_time = load("compile_time")
+    assert compile_time.main(["--quick", "--sizes", "tiny", "--out", str(tmp_path)]) == 0
+    (rec,) = json.loads((tmp_path / "compile_time.json").read_text())["sizes"]
+    assert rec["size"] == "tiny" and len(rec["times_s"]["meshir"]) == len(rec["times_s"]["jax"]) == 1
+    assert rec["ratio"] > 0 and rec["stablehlo_ops"]["meshir"] > 0 and rec["stablehlo_ops"]["jax"] > 0
+    assert rec["bytes_per_device"]["meshir"] > 0
+    assert "| tiny (1 layer, d_model 32, 8×16) |" in (tmp_path / "compile_time.md").read_text()
+
+
+def test_gpu_benchmark_quick_runs_on_the_cpu_and_writes_its_files(tmp_path, capsys):
+    gpu = load("gpu")
+    assert gpu.main(["--quick", "--sizes", "tiny", "--out", str(tmp_path)]) == 0
+    assert "--quick: tiny sizes on the cpu backend" in capsys.readouterr().out
+    data = json.loads((tmp_path / "gpu_cpu.json").read_text())
+    assert data["meta"]["device_kind"] == "cpu" and data["meta"]["peak_flops"] > 0 and data["meta"]["jax"]
+    (row,) = data["sizes"]
+    assert row["size"] == "tiny" and row["parameters"] > 0 and row["flops_per_step"] > 0
+    assert row["step_ms"]["meshir"] > 0 and row["step_ms"]["jax"] > 0 and row["ratio"] > 0
+    assert 0 < row["mfu"]["jax"] and 0 < row["mfu"]["meshir"]
+    assert set(row["split_ms"]) == {"meshir_public", "meshir_pjrt_only", "jax_compiled", "jax_public"}
+    assert row["compile_s"]["meshir_xla"] > 0 and row["compile_s"]["jax_lower_compile"] > 0
+    assert row["first_step_loss"]["rel_diff"] <= 1e-4
+    assert "| tiny (1 layer, d_model 32, 8×16) |" in (tmp_path / "gpu_cpu.md").read_text()
+
+
+def test_gpu_benchmark_without_a_gpu_says_so_and_fails():
+    import os
+    import subprocess
+    import sys
+
+    from script_modules import BENCHMARKS
+
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "gpu.py")], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode != 0
+    assert "no GPU: jax sees only cpu devices; run on a GPU machine or pass --quick" in done.stderr
