@@ -152,16 +152,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes, 1 repetition; writes under results/quick/")
     p.add_argument("--sizes", help=f"comma-separated subset of {', '.join(lm_step.SIZES)} (or of the quick sizes)")
-    p.add_argument("--layout", default=lm_step.DEFAULT_LAYOUT, choices=["2d", "data-parallel", "model-parallel", "single"])
+    p.add_argument("--layout", default=lm_step.DEFAULT_LAYOUT, choices=lm_step.LAYOUT_NAMES)
     p.add_argument("--reps", type=int, help="compiles per side per size (default 3; --quick 1)")
     p.add_argument("--note", default="")
     p.add_argument("--out", help="output folder (default: benchmarks/results, --quick: benchmarks/results/quick)")
     args = p.parse_args(argv)
     table = lm_step.QUICK_SIZES if args.quick else lm_step.SIZES
-    chosen = args.sizes.split(",") if args.sizes else list(table)
-    unknown = [s for s in chosen if s not in table]
-    if unknown:
-        p.error(f"unknown sizes {unknown}; choose from {list(table)}")
+    chosen = measure.chosen_sizes(p, args.sizes, table)
     reps = args.reps or (1 if args.quick else 3)
     out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
     out.mkdir(parents=True, exist_ok=True)

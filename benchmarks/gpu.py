@@ -137,10 +137,6 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="output folder (default: benchmarks/results, --quick: benchmarks/results/quick)")
     args = p.parse_args(argv)
     table = QUICK_SIZES if args.quick else SIZES
-    chosen = args.sizes.split(",") if args.sizes else list(table)
-    unknown = [s for s in chosen if s not in table]
-    if unknown:
-        p.error(f"unknown sizes {unknown}; choose from {list(table)}")
     # lm_step defaults JAX_PLATFORMS to cpu; here jax picks its own default backend unless --quick.
     os.environ.setdefault("JAX_PLATFORMS", "cpu" if args.quick else "")
     sys.path.insert(0, str(HERE))
@@ -149,6 +145,8 @@ def main(argv=None) -> int:
     import lm_step
     import measure
     from lm import model
+
+    chosen = measure.chosen_sizes(p, args.sizes, table)
 
     backend = jax.default_backend()
     if args.quick:

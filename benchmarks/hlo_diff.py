@@ -160,7 +160,7 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", default="readme", help=f"one of {', '.join({**lm_step.SIZES, **lm_step.QUICK_SIZES})}")
-    p.add_argument("--layout", default=lm_step.DEFAULT_LAYOUT, choices=["2d", "data-parallel", "model-parallel", "single"])
+    p.add_argument("--layout", default=lm_step.DEFAULT_LAYOUT, choices=lm_step.LAYOUT_NAMES)
     p.add_argument("--all", action="store_true", help="every row, not only those that differ")
     p.add_argument("--dump", help="folder to write both HLO texts and MeshIR's StableHLO into")
     args = p.parse_args(argv)

@@ -41,10 +41,12 @@ import numpy as np  # noqa: E402
 
 import jax_baselines  # noqa: E402
 import measure  # noqa: E402
+from lm.model import LAYOUTS  # noqa: E402
 
 RTOL = 1e-4
 #: examples/lm/model.py's LAYOUTS name used unless --layout says otherwise
 DEFAULT_LAYOUT = "2d"
+LAYOUT_NAMES = tuple(LAYOUTS)  # examples/lm's layouts, the choices of --layout
 
 #: name -> model.Config fields (besides the defaults: heads 8, vocab 104, adam lr 3e-3)
 SIZES = {
@@ -455,7 +457,7 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, help="interleaved rounds (default: 9; --quick 2)")
     p.add_argument("--steps", type=int, help="steps per contender per round (default: 10; --quick 3)")
     p.add_argument("--split-reps", type=int, help="timed calls of each split contender (default: 30; --quick 3)")
-    p.add_argument("--layout", default=DEFAULT_LAYOUT, choices=["2d", "data-parallel", "model-parallel", "single"],
+    p.add_argument("--layout", default=DEFAULT_LAYOUT, choices=LAYOUT_NAMES,
                    help="examples/lm/model.py's layout (default 2d, the 4x2 targets); results go to "
                         "lm_step_<layout>.{md,json} unless it is 2d")
     p.add_argument("--note", default="", help="a line for the report (e.g. why the rounds were reduced)")
@@ -471,10 +473,7 @@ def main(argv=None) -> int:
         print(f"wrote {out / f'{name}_runs.md'}")
         return 0
     table = QUICK_SIZES if args.quick else SIZES
-    chosen = args.sizes.split(",") if args.sizes else list(table)
-    unknown = [s for s in chosen if s not in table]
-    if unknown:
-        p.error(f"unknown sizes {unknown}; choose from {list(table)}")
+    chosen = measure.chosen_sizes(p, args.sizes, table)
     rounds = args.rounds or (2 if args.quick else 9)
     steps = args.steps or (3 if args.quick else 10)
     split_reps = args.split_reps or (3 if args.quick else 30)

@@ -81,6 +81,16 @@ def write_report(out, name: str, data: dict, text: str) -> None:
     print(f"wrote {out / name}.md and {name}.json")
 
 
+def chosen_sizes(parser, sizes: str | None, table: dict) -> list[str]:
+    """The sizes a `--sizes a,b` option names (all of `table` when not given); an unknown
+    one is the parser's usage error."""
+    chosen = sizes.split(",") if sizes else list(table)
+    unknown = [s for s in chosen if s not in table]
+    if unknown:
+        parser.error(f"unknown sizes {unknown}; choose from {list(table)}")
+    return chosen
+
+
 def ensure_devices(n: int) -> None:
     """Ask for `n` CPU devices before jax starts its backend (MeshIR's own helper)."""
     from meshir.lowering.runtime import ensure_cpu_devices

@@ -9,6 +9,8 @@ later in a private path.
 """
 from __future__ import annotations
 
+import re
+
 #: Oldest supported release, and the first release not supported.
 OLDEST = (0, 10, 2)
 FIRST_UNSUPPORTED = (0, 13)
@@ -17,19 +19,8 @@ SUPPORTED_TEXT = "jax and jaxlib >=0.10.2,<0.13 (the same release of both)"
 
 def release(version: str) -> tuple[int, ...]:
     """`0.12.0.1` -> (0, 12, 0, 1); a suffix (`.dev20261001`, `rc1`) ends the numbers."""
-    numbers = []
-    for part in version.split("."):
-        digits = ""
-        for ch in part:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        numbers.append(int(digits))
-        if len(digits) != len(part):
-            break
-    return tuple(numbers)
+    numbers = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(n) for n in numbers.group(0).split(".")) if numbers else ()
 
 
 def problem(jax_version: str | None, jaxlib_version: str | None) -> str | None:
