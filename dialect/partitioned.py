@@ -11,6 +11,7 @@ from .mesh import function_mesh, module_meshes
 from .ops import OP_CLASSES, LoopOp, is_collective
 from .signature import defined_functions
 from .tensor_type import TensorType, format_axes
+from .verdicts import Verdicts
 from .walk import ops_within
 
 
@@ -23,7 +24,7 @@ def verify_partitioned(module) -> list[Diagnostic]:
         if mesh is None:
             continue
         for op in ops_within(fn.regions[0].blocks[0]):  # loop bodies too
-            problem = _problem(op, mesh.shape)
+            problem = _op_problem(op, tuple(mesh.shape.items()))
             if problem:
                 diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
     return diags
@@ -39,7 +40,8 @@ def _types(values) -> list[TensorType | None]:
     return out
 
 
-def _problem(op, mesh_shape) -> str | None:
+def _problem(op, mesh_items) -> str | None:
+    mesh_shape = dict(mesh_items)
     name = op.operation.name
     operands, results = _types(op.operation.operands), _types(op.operation.results)
     for t in operands + results:
@@ -110,3 +112,6 @@ def _layouts_disagree(op, operands, result, mesh_shape, halos) -> str | None:
                 if owner.setdefault(a, d.name) != d.name:
                     return f"mesh axis '{a}' splits both '{owner[a]}' and '{d.name}' in one op"
     return None
+
+
+_op_problem = Verdicts(_problem)

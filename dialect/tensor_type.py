@@ -95,6 +95,10 @@ def format_axes(axes: tuple[str, ...]) -> str:
 _FROM_MLIR: dict = {}
 _FROM_MLIR_LIMIT = 8192
 
+#: The (dims, element type, partial, reduction) of every type that passed its checks.
+_VALID: set = set()
+_VALID_LIMIT = 65536
+
 
 @dataclass(frozen=True)
 class TensorType:
@@ -106,6 +110,17 @@ class TensorType:
     partial_reduction: str = "sum"
 
     def __post_init__(self):
+        # The passes build the same few hundred types tens of thousands of times (a layout
+        # changed, then changed back): check each distinct one once.
+        key = (self.dims, self.element_type, self.partial, self.partial_reduction)
+        if key in _VALID:
+            return
+        self._check()
+        if len(_VALID) >= _VALID_LIMIT:
+            _VALID.clear()
+        _VALID.add(key)
+
+    def _check(self) -> None:
         if self.partial_reduction not in PARTIAL_KEYWORDS:
             raise TypeContentError(f"unknown partial reduction '{self.partial_reduction}' (sum, max, min)")
         if self.element_type not in ELEMENT_TYPES:

@@ -11,6 +11,7 @@ from .mesh import Mesh, function_mesh, module_meshes
 from .ops.base import OP_CLASSES, check_type_on_mesh
 from .signature import NAME_ATTR
 from .tensor_type import TensorType, TypeContentError, TypeSyntaxError
+from .verdicts import Verdicts
 
 
 def verify_module(module) -> list[Diagnostic]:
@@ -210,10 +211,17 @@ def _verify_mtf_op(op, mesh, diags) -> None:
         hint = f"; did you mean '{close[0]}'?" if close else ""
         diags.append(Diagnostic(op.location, f"unknown operation '{op.name}'{hint}"))
         return
-    view = op.opview
+    problem = _op_problem(op, mesh)
+    if problem is not None:
+        diags.append(Diagnostic(op.location, f"'{op.name}' op {problem}"))
+
+
+def _check_op(op, mesh) -> str | None:
     try:
-        view.verify(mesh)
-    except VerifyError as e:
-        diags.append(Diagnostic(op.location, f"'{op.name}' op {e}"))
-    except (TypeSyntaxError, TypeContentError) as e:
-        diags.append(Diagnostic(op.location, f"'{op.name}' op {e}"))
+        op.opview.verify(mesh)
+    except (VerifyError, TypeSyntaxError, TypeContentError) as e:
+        return str(e)
+    return None
+
+
+_op_problem = Verdicts(_check_op, reads_only_itself=lambda op: OP_CLASSES[op.name].VERIFY_READS_ONLY_ITSELF)

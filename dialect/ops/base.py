@@ -53,10 +53,30 @@ def _string_array(attr) -> bool:
 
 
 def _try(cls, attr):
+    """`attr` as a `cls` attribute, or None. The bindings hand attributes out as their
+    concrete class, so its type answers most questions; a conversion across families
+    (a string as a float) is answered without the exception the bindings raise for it, which
+    costs ten times the check (the verifier asks this of every constant, pass after pass).
+    Within a family the bindings convert (a subclass to `cls` itself, whose methods differ:
+    a DenseFPElementsAttr refuses NumPy's buffer for bf16, a DenseElementsAttr does not; an
+    i1 IntegerAttr is also a BoolAttr)."""
+    if type(attr) is cls:
+        return attr
+    have, want = _ATTR_FAMILY.get(type(attr)), _ATTR_FAMILY.get(cls)
+    if have is not None and want is not None and have != want:
+        return None
     try:
         return cls(attr)
     except (ValueError, TypeError):
         return None
+
+
+#: Attribute classes that never convert into one another across families.
+_ATTR_FAMILY = {
+    ir.StringAttr: "string", ir.FloatAttr: "float", ir.IntegerAttr: "integer", ir.BoolAttr: "integer",
+    ir.ArrayAttr: "array", ir.DenseElementsAttr: "dense", ir.DenseIntElementsAttr: "dense",
+    ir.DenseFPElementsAttr: "dense",
+}
 
 
 #: LINEAR of the ops that only move or copy elements: a pending value of any kind stays
@@ -97,6 +117,10 @@ class MtfOp(ir.OpView):
     REGIONS = 0
     #: Ends a region's block (`mtf.yield`); no other mtf op may end a block.
     TERMINATOR = False
+    #: `verify` reads only what the op states (name, operand and result types, attributes),
+    #: so the verifier answers an op equal to one it verified before from memory
+    #: (dialect/verdicts.py); False for an op whose rules read its surroundings.
+    VERIFY_READS_ONLY_ITSELF = True
 
     # -- traits: what the op is, read by every layer (verifier, API, autodiff, propagation,
     # collective insertion, partitioned form, lowering) instead of lists of op names ----------

@@ -243,6 +243,7 @@ class YieldOp(MtfOp):
     FACTORS = "none"
     TERMINATOR = True
     PURE = False  # never erased or merged: it is its block's end
+    VERIFY_READS_ONLY_ITSELF = False  # it must end a loop's body
 
     def verify_op(self, mesh) -> None:
         parent = self.operation.parent
