@@ -60,7 +60,7 @@ def canonicalize(module_op) -> bool:
 def _rewrite_block(block) -> bool:
     """Fold and CSE the ops of `block` (and of blocks nested in them), in order."""
     changed = False
-    seen: dict = {}  # CSE key -> the kept ops with it
+    seen: dict = {}  # CSE key -> the kept op with it
     kept: set = set()  # the ops of `block` visited and kept so far
     for op in list(block.operations):
         for region in op.operation.regions:
@@ -98,12 +98,11 @@ def _canonical_value(op, cls, seen: dict, kept: set):
         return value
     if not cls.PURE:
         return None
-    operation = op.operation
-    same = seen.setdefault(_cse_key(operation), [])
-    for other in same:  # the attributes are compared only here: most keys have no other op
-        if _attributes(other.operation) == _attributes(operation):
-            return other.operation.results[0]
-    same.append(op)
+    key = _cse_key(op.operation)
+    other = seen.get(key)
+    if other is not None:
+        return other.operation.results[0]
+    seen[key] = op
     return None
 
 
@@ -118,8 +117,11 @@ def _new_op(value, op, kept: set):
 
 
 def _cse_key(operation) -> tuple:
-    """What two ops must share to be merged, but the attributes (see _attributes)."""
-    return operation.name, tuple(operation.operands), tuple(r.type for r in operation.results)
+    """What two ops must share to be merged. Each op's attributes are read once, into its
+    key: a model has hundreds of scalar constants of one type, which comparing attributes
+    against every earlier op of the same operands and types would read quadratically."""
+    return (operation.name, tuple(operation.operands), tuple(r.type for r in operation.results),
+            _attributes(operation))
 
 
 def _attributes(operation) -> tuple:
