@@ -24,7 +24,7 @@ def verify_partitioned(module) -> list[Diagnostic]:
         if mesh is None:
             continue
         for op in ops_within(fn.regions[0].blocks[0]):  # loop bodies too
-            problem = _op_problem(op, tuple(mesh.shape.items()))
+            problem = _op_problem(op, mesh)
             if problem:
                 diags.append(Diagnostic(op.location, f"'{op.operation.name}' op is not partitioned: {problem}"))
     return diags
@@ -40,8 +40,8 @@ def _types(values) -> list[TensorType | None]:
     return out
 
 
-def _problem(op, mesh_items) -> str | None:
-    mesh_shape = dict(mesh_items)
+def _problem(op, mesh) -> str | None:
+    mesh_shape = mesh.shape
     name = op.operation.name
     operands, results = _types(op.operation.operands), _types(op.operation.results)
     for t in operands + results:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .walk import named_attributes
+
 _UNKNOWN = object()
 
 
@@ -44,7 +46,5 @@ def op_key(op, context=()):
     operation = op.operation
     if len(operation.regions):
         return None
-    attrs = operation.attributes
     return (operation.name, context, tuple(v.type for v in operation.operands),
-            tuple(r.type for r in operation.results),
-            tuple((named.name, named.attr) for named in (attrs[i] for i in range(len(attrs)))))
+            tuple(r.type for r in operation.results), named_attributes(operation))

@@ -12,6 +12,7 @@ from .ops.base import OP_CLASSES, check_type_on_mesh
 from .signature import NAME_ATTR
 from .tensor_type import TensorType, TypeContentError, TypeSyntaxError
 from .verdicts import Verdicts
+from .walk import named_attributes
 
 
 def verify_module(module) -> list[Diagnostic]:
@@ -172,16 +173,14 @@ def _verify_foreign_types(op, mesh, diags, skip_signature: bool = False) -> None
         problem = _type_problem(result.type, mesh)
         if problem:
             diags.append(Diagnostic(op.location, f"'{op.name}' op result #{i}: {problem}"))
-    attrs = op.attributes
-    for k in range(len(attrs)):
-        named = attrs[k]
-        if skip_signature and named.name == "function_type":
+    for name, value in named_attributes(op):
+        if skip_signature and name == "function_type":
             continue
-        for attr in _nested_attributes(named.attr):
+        for attr in _nested_attributes(value):
             if isinstance(attr, ir.TypeAttr):
                 problem = _type_problem(ir.TypeAttr(attr).value, mesh)
                 if problem:
-                    diags.append(Diagnostic(op.location, f"'{op.name}' op attribute '{named.name}': {problem}"))
+                    diags.append(Diagnostic(op.location, f"'{op.name}' op attribute '{name}': {problem}"))
 
 
 def _nested_attributes(attr) -> list:

@@ -1,5 +1,5 @@
 """Walks over a block and the blocks nested in its ops (loop bodies), for the passes that
-see a function's body whole."""
+see a function's body whole, and over an op's attributes."""
 from __future__ import annotations
 
 
@@ -25,3 +25,10 @@ def values_within(block):
         yield from b.arguments
         for op in b.operations:
             yield from op.operation.results
+
+
+def named_attributes(operation) -> tuple:
+    """An op's (name, attribute) pairs, sorted by name as MLIR keeps them. Attributes are
+    uniqued per context, so equal pairs are equal attributes: the pairs serve as a key."""
+    attrs = operation.attributes
+    return tuple((named.name, named.attr) for named in (attrs[i] for i in range(len(attrs))))

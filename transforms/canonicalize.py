@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.provenance import PROVENANCE_ATTR
+from meshir.dialect.walk import named_attributes
 
 from .registry import ModulePass, register_pass
 
@@ -125,11 +126,9 @@ def _cse_key(operation) -> tuple:
 
 
 def _attributes(operation) -> tuple:
-    """(name, attribute) pairs, sorted by name (MLIR keeps them so); attributes are uniqued,
-    so equal pairs are equal attributes. A collective's provenance does not count: two
-    equal collectives needed for different reasons are still one (the first one's reason)."""
-    attrs = operation.attributes
-    return tuple((na.name, na.attr) for na in (attrs[i] for i in range(len(attrs))) if na.name != PROVENANCE_ATTR)
+    """The op's (name, attribute) pairs but a collective's provenance: two equal collectives
+    needed for different reasons are still one (the first one's reason)."""
+    return tuple(pair for pair in named_attributes(operation) if pair[0] != PROVENANCE_ATTR)
 
 
 def _erase_dead(block) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from meshir._jax_private import ir
 from meshir.dialect.ops import ScanOp, ShardOp, YieldOp
 from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.walk import named_attributes
 
 from ..inline_calls import clone_ops
 from .emitter import Emitter, free, type_of
@@ -65,7 +66,7 @@ def _saving_carries(op):
     args = list(block.arguments)[1:1 + carries]
     old_types = [r.type for r in op.operation.results]
     saved_types = [type_of_stacked(type_of(a), dim, length).to_mlir() for a in args]
-    attrs = {op.operation.attributes[i].name: op.operation.attributes[i].attr for i in range(len(op.operation.attributes))}
+    attrs = dict(named_attributes(op.operation))
     attrs["dim"] = ir.StringAttr.get(dim)
     with op.location:
         new = ScanOp(old_types + saved_types, list(op.operation.operands), attrs, loc=op.location,
