@@ -71,9 +71,12 @@ SIZE_TEXT = {
 # The model in plain JAX (examples/lm/model.py, op for op)
 
 
-def jax_step_fn(cfg, sh):
+def jax_step_fn(cfg, sh, precision: str = "f32"):
     """(state, tokens, targets, step) -> (loss, new state): forward, backward and Adam.
-    `state` maps every MeshIR argument name of a parameter or an Adam slot to its array."""
+    `state` maps every MeshIR argument name of a parameter or an Adam slot to its array.
+    `precision="bf16"`: mi.Precision()'s policy written by hand (docs/precision.md): each
+    parameter cast to bf16 at its use, einsums in bf16, sums, exp, log and rsqrt in f32 (so
+    layer norms, softmax and the loss), bf16 meeting f32 promoted to f32, Adam in f32."""
     import math
 
     import jax
@@ -84,39 +87,50 @@ def jax_step_fn(cfg, sh):
     c = sh.constrain
     opt = model.optimizer(cfg)
     params = list(model.param_dims(cfg))
-    ln = jax_baselines.jax_layer_norm
     scale = 1.0 / math.sqrt(cfg.d_k)
+    narrow = jnp.bfloat16 if precision == "bf16" else jnp.float32
+
+    def low(x):  # an einsum's operand
+        return x.astype(narrow)
+
+    def wide(x):  # a range op's operand
+        return x.astype(jnp.float32)
+
+    def ln(x, s, b):
+        return jax_baselines.jax_layer_norm(jnp, wide(x), s, b)
 
     def gelu(x):  # mi.gelu: the tanh approximation
         return x * 0.5 * (jnp.tanh((x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)) + 1.0)
 
     def attention(x, p, i):
+        x = low(x)
         q = c(jnp.einsum("blm,mhk->blhk", x, p[f"l{i}_wq"]), "batch", "length", "heads", "d_k")
         k = c(jnp.einsum("bjm,mhk->bjhk", x, p[f"l{i}_wk"]), "batch", "memory_length", "heads", "d_k")
         v = c(jnp.einsum("bjm,mhk->bjhk", x, p[f"l{i}_wv"]), "batch", "memory_length", "heads", "d_k")
         logits = c(jnp.einsum("blhk,bjhk->bhlj", q, k) * scale, "batch", "heads", "length", "memory_length")
         pos = jnp.arange(cfg.length)
-        bias = jnp.where(pos[None, :] <= pos[:, None], 0.0, model.MASK_VALUE).astype(jnp.float32)
+        bias = jnp.where(pos[None, :] <= pos[:, None], 0.0, model.MASK_VALUE).astype(narrow)
         logits = logits + bias
-        e = jnp.exp(logits - jax.lax.stop_gradient(logits.max(axis=-1, keepdims=True)))
+        e = jnp.exp(wide(logits - jax.lax.stop_gradient(logits.max(axis=-1, keepdims=True))))
         w = e / e.sum(axis=-1, keepdims=True)
-        o = c(jnp.einsum("bhlj,bjhk->blhk", w, v), "batch", "length", "heads", "d_k")
+        o = c(jnp.einsum("bhlj,bjhk->blhk", low(w), v), "batch", "length", "heads", "d_k")
         return c(jnp.einsum("blhk,hkm->blm", o, p[f"l{i}_wo"]), "batch", "length", "d_model")
 
     def ffn(x, p, i):
-        h = c(gelu(jnp.einsum("blm,mf->blf", x, p[f"l{i}_w1"]) + p[f"l{i}_b1"]), "batch", "length", "d_ff")
+        h = c(gelu(jnp.einsum("blm,mf->blf", low(x), p[f"l{i}_w1"]) + p[f"l{i}_b1"]), "batch", "length", "d_ff")
         return c(jnp.einsum("blf,fm->blm", h, p[f"l{i}_w2"]) + p[f"l{i}_b2"], "batch", "length", "d_model")
 
-    def loss_fn(p, tokens, targets):
+    def loss_fn(master, tokens, targets):
+        p = {n: v.astype(narrow) for n, v in master.items()}  # the policy's cast at each use
         x = c(p["embed"][tokens] + p["pos_embed"], "batch", "length", "d_model")
         for i in range(cfg.layers):
-            x = x + attention(ln(jnp, x, p[f"l{i}_ln1_scale"], p[f"l{i}_ln1_bias"]), p, i)
-            x = x + ffn(ln(jnp, x, p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i)
-        x = ln(jnp, x, p["lnf_scale"], p["lnf_bias"])
-        logits = c(jnp.einsum("blm,vm->blv", x, p["embed"]), "batch", "length", "vocab")
+            x = x + attention(ln(x, p[f"l{i}_ln1_scale"], p[f"l{i}_ln1_bias"]), p, i)
+            x = x + ffn(ln(x, p[f"l{i}_ln2_scale"], p[f"l{i}_ln2_bias"]), p, i)
+        x = ln(x, p["lnf_scale"], p["lnf_bias"])
+        logits = c(jnp.einsum("blm,vm->blv", low(x), p["embed"]), "batch", "length", "vocab")
         shifted = logits - jax.lax.stop_gradient(logits.max(axis=-1, keepdims=True))
-        log_probs = shifted - jnp.log(jnp.exp(shifted).sum(axis=-1, keepdims=True))
-        one_hot = jax.nn.one_hot(targets, cfg.vocab, dtype=logits.dtype)
+        log_probs = wide(shifted) - jnp.log(jnp.exp(wide(shifted)).sum(axis=-1, keepdims=True))
+        one_hot = jax.nn.one_hot(targets, cfg.vocab, dtype=jnp.float32)
         return jnp.mean(-(one_hot * log_probs).sum(axis=-1))
 
     def step_fn(state, tokens, targets, t):
@@ -155,7 +169,7 @@ def _block(out):
     return jax.block_until_ready(out)
 
 
-def jax_side(cfg, axes: dict, rules: dict, state_names):
+def jax_side(cfg, axes: dict, rules: dict, state_names, precision: str = "f32"):
     """The JAX step for `cfg` and its shardings by the same layout rules:
     (step_fn, {state name: NamedSharding}, tokens' sharding, replicated)."""
     from jax.sharding import NamedSharding, PartitionSpec
@@ -166,7 +180,7 @@ def jax_side(cfg, axes: dict, rules: dict, state_names):
     sh = jax_baselines.Shardings(jmesh, rules)
     dims = {n: [d.name for d in ds] for n, ds in model.param_dims(cfg).items()}
     state_sh = {n: sh.named(*dims[n.split("__")[0]]) for n in state_names}
-    return jax_step_fn(cfg, sh), state_sh, sh.named("batch", "length"), NamedSharding(jmesh, PartitionSpec())
+    return jax_step_fn(cfg, sh, precision), state_sh, sh.named("batch", "length"), NamedSharding(jmesh, PartitionSpec())
 
 
 def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, say=print,

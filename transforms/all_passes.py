@@ -9,3 +9,4 @@ from . import inline_calls  # noqa: F401,E402
 from . import canonicalize  # noqa: F401,E402
 from . import shard_update  # noqa: F401,E402
 from . import auto_layout_pass  # noqa: F401,E402
+from . import accumulate_wide, precision  # noqa: F401,E402

@@ -33,6 +33,9 @@ class LowerToStableHLOPass(ModulePass):
         "the propagated layouts, partitioned by XLA's Shardy (input: after mtf-propagate-sharding)",
     )
 
+    narrow_dots: bool = option(True, "bf16/f16 dot operands stay narrow with an f32 result (GPU, TPU); false: "
+                               "converted to f32 first (mi.compile's choice for XLA:CPU)")
+
     def input_form(self) -> IRForm:
         """Explicit mode lowers the partitioned form, gspmd mode the propagated (global) one;
         the pass manager checks it unless the pass before produced it."""
@@ -40,7 +43,7 @@ class LowerToStableHLOPass(ModulePass):
 
     def apply(self, module_op) -> None:
         raise_diagnostics(_mtf_declarations(module_op))
-        lower_module(module_op, self.mode, verified=True)
+        lower_module(module_op, self.mode, verified=True, narrow_dots=self.narrow_dots)
 
 
 def _mtf_declarations(module_op) -> list[Diagnostic]:

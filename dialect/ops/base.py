@@ -152,6 +152,13 @@ class MtfOp(ir.OpView):
     #: Pending reduction kind -> how a pending operand may stay pending through this op
     #: (docs/partitioning.md, "Linear uses"); see dialect/linearity.py for the rule names.
     LINEAR: dict[str, str] = {}
+    #: The element type the op computes in under a mixed-precision policy (mi.Precision,
+    #: transforms/precision.py): "follow" (the widest of its float operands, the result's
+    #: float type with them), "compute" (the policy's narrow type: contractions), "range"
+    #: (float32: exp, log, rsqrt, sums, whose results need range), "declared" (the types as
+    #: written: casts, loops, yields), "weak" (a made value that takes the type of what it
+    #: meets, like a JAX weak type: constants, iota, random values).
+    PRECISION = "follow"
 
     def whole_dims(self) -> list[str]:
         """The dims named by WHOLE_DIM_ATTRS."""

@@ -7,11 +7,18 @@ from .base import same_type_operand
 from .elementwise import NUMERIC
 
 
+#: Float operand type -> the wider result types an einsum may return: it then accumulates and
+#: returns that type (StableHLO's dot_general with a wider result, JAX's
+#: preferred_element_type), so a sum across devices moves the wide type (mi.Precision).
+WIDER_FLOATS = {"bf16": ("f32", "f64"), "f16": ("f32", "f64"), "f32": ("f64",)}
+
+
 @mtf_op
 class EinsumOp(MtfOp):
     """`mtf.einsum`: product of all operands, summed over the names absent from the result."""
 
     OPERATION_NAME = "mtf.einsum"
+    PRECISION = "compute"
     OPERANDS = (1, None)
     REDUCTION = "sum"
     WORK = "index_space"
@@ -32,8 +39,9 @@ class EinsumOp(MtfOp):
         elem = same_element_type(types)
         if elem not in NUMERIC:
             raise VerifyError(f"einsum needs numeric operands, got {elem}")
-        if result.element_type != elem:
-            raise VerifyError(f"result element type must be {elem}, got {result.element_type}")
+        if result.element_type != elem and result.element_type not in WIDER_FLOATS.get(elem, ()):
+            wider = f" or a wider float ({', '.join(WIDER_FLOATS[elem])})" if elem in WIDER_FLOATS else ""
+            raise VerifyError(f"result element type must be {elem}{wider}, got {result.element_type}")
         available = {n for t in types for n in t.names}
         missing = [n for n in result.names if n not in available]
         if missing:
@@ -80,6 +88,7 @@ class ReduceSumOp(ReduceOp):
     """`mtf.reduce_sum`: sum over the names absent from the result."""
 
     OPERATION_NAME = "mtf.reduce_sum"
+    PRECISION = "range"
     LINEAR = {"sum": "each"}
 
 

@@ -18,6 +18,7 @@ class ConstantOp(MtfOp):
     """`mtf.constant {value}`: a splat number, or dense elements shaped like the result."""
 
     OPERATION_NAME = "mtf.constant"
+    PRECISION = "weak"
     FACTORS = "none"  # each value keeps the layout it is given
     OPERANDS = (0, 0)
     ATTRIBUTES = {"value": "any"}
@@ -130,6 +131,7 @@ class IotaOp(MtfOp):
     """`mtf.iota {dim}`: each element is its index along `dim`."""
 
     OPERATION_NAME = "mtf.iota"
+    PRECISION = "weak"
     FACTORS = "none"  # each value keeps the layout it is given
     OPERANDS = (0, 0)
     ATTRIBUTES = {"dim": "str"}
@@ -146,6 +148,7 @@ class RandomOp(MtfOp):
 
     OPERANDS = (0, 0)
     FACTORS = "none"
+    PRECISION = "weak"
 
     def verify_op(self, mesh):
         t = self.result_type

@@ -75,6 +75,10 @@ class ElementwiseOp(MtfOp):
             raise VerifyError(f"result element type must be {want}, got {result.element_type}")
 
 
+#: The elementwise ops whose result needs float32's range under a mixed-precision policy.
+RANGE_OPS = frozenset({"exp", "log", "sqrt", "rsqrt", "pow"})
+
+
 def _elementwise(name: str, arity: int, operand_types, result_element=None, doc="", linear=None):
     cls = type(
         name.title().replace("_", "") + "Op",
@@ -85,6 +89,7 @@ def _elementwise(name: str, arity: int, operand_types, result_element=None, doc=
             "OPERAND_TYPES": frozenset(operand_types),
             "RESULT_ELEMENT": result_element,
             "LINEAR": linear or {},
+            "PRECISION": "range" if name in RANGE_OPS else "follow",
             "__doc__": doc or f"`mtf.{name}`: elementwise {name}.",
         },
     )
@@ -141,6 +146,7 @@ class CastOp(ElementwiseOp):
 
     OPERATION_NAME = "mtf.cast"
     OPERAND_TYPES = frozenset(ALL_TYPES)
+    PRECISION = "declared"
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type

@@ -43,6 +43,7 @@ class LoopOp(MtfOp):
 
     OPERANDS = (0, None)
     FACTORS = "carried"
+    PRECISION = "declared"
     #: A loop is pure as a whole (its body's ops are).
     PURE = True
 
@@ -238,6 +239,7 @@ class YieldOp(MtfOp):
     """Ends a loop's region: its operands are what the region returns to the loop."""
 
     OPERATION_NAME = "mtf.yield"
+    PRECISION = "declared"
     OPERANDS = (0, None)
     RESULTS = 0
     FACTORS = "none"

@@ -82,6 +82,11 @@ def _users_setting_text(count: int) -> str:
     return f"jax_num_cpu_devices={count}"
 
 
+def default_platform() -> str:
+    """The platform programs run on when none is named ("cpu", "gpu", "tpu")."""
+    return get_backend(None).platform
+
+
 def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
     """The devices of `mesh`, partition id order: the backend's first `mesh.size` devices.
 

@@ -46,8 +46,11 @@ def scalar_literal(value, elem: str) -> str:
 class Builder:
     """Collects the lines of one per-device program; names SSA values uniquely."""
 
-    def __init__(self, channels=None):
+    def __init__(self, channels=None, narrow_dots: bool = True):
         self.lines: list[str] = []
+        #: bf16/f16 dot operands stay narrow, with an f32 result (matrix units of GPUs and
+        #: TPUs); False: converted to f32 first (XLA:CPU runs no narrow dot with a wide result).
+        self.narrow_dots = narrow_dots
         self._names = itertools.count()
         self._channels = channels if channels is not None else itertools.count(1)
         self.location = ""

@@ -4,7 +4,8 @@ A contraction over a split name leaves a partial sum (the result type says `part
 locally there is nothing special to do. einsum: names found in one operand only and absent
 from the result are summed first, then operands are contracted pairwise, left to right, with
 `dot_general` (shared names still needed later are batch dims, the others contracting).
-Floats accumulate in at least f32, as in the reference interpreter.
+Floats accumulate in at least f32, as in the reference interpreter: bf16 operands go to
+`dot_general` as they are, with an f32 result (what JAX's preferred_element_type emits).
 """
 from __future__ import annotations
 
@@ -31,12 +32,17 @@ def dot_general(b: hlo.Builder, x: Local, y: Local, batch, contract) -> Local:
         "lhs_contracting_dimensions": xc, "rhs_contracting_dimensions": yc,
     }
     numbers = ", ".join(f"{k} = {i64_dims(v)}" for k, v in fields.items() if v)
-    return b.op("dot_general", [x, y], shape, x.elem, {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"})
+    if x.elem != y.elem:  # a narrow operand meets an f32 partial product: both in f32
+        x, y = hlo.convert(b, x, compute_element(x.elem)), hlo.convert(b, y, compute_element(y.elem))
+    # Narrow operands stay narrow (bf16 matrix units) and the product accumulates in f32.
+    return b.op("dot_general", [x, y], shape, compute_element(x.elem), {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"})
 
 
 def _sum_out(b: hlo.Builder, v: Local, names: list[str], drop) -> tuple[Local, list[str]]:
     axes = [i for i, n in enumerate(names) if n in drop]
-    return hlo.reduce(b, v, axes, "sum"), [n for n in names if n not in drop]
+    if not axes:
+        return v, names
+    return hlo.reduce(b, hlo.convert(b, v, compute_element(v.elem)), axes, "sum"), [n for n in names if n not in drop]
 
 
 def _pair_dims(xn: list[str], yn: list[str], needed, batch_order=None):
@@ -71,10 +77,8 @@ def _contract_last(b, x: Local, xn: list[str], y: Local, yn: list[str], result_n
 def einsum(p: FunctionLowering, op) -> Local:
     b, result = p.b, op.result_type
     keep = set(result.names)
-    terms = [
-        (hlo.convert(b, v, compute_element(v.elem)), list(t.names))
-        for v, t in zip(p.operands(op), op.operand_types)
-    ]
+    terms = [(v if b.narrow_dots else hlo.convert(b, v, compute_element(v.elem)), list(t.names))
+             for v, t in zip(p.operands(op), op.operand_types)]
     for i, (v, names) in enumerate(terms):
         elsewhere = keep.union(*(set(n) for j, (_, n) in enumerate(terms) if j != i))
         terms[i] = _sum_out(b, v, names, {n for n in names if n not in elsewhere})
@@ -86,6 +90,7 @@ def einsum(p: FunctionLowering, op) -> Local:
         (x, xn), (y, yn) = terms
         terms = [_contract_last(b, x, xn, y, yn, list(result.names))]
     v, names = terms[0]
+    v = hlo.convert(b, v, compute_element(v.elem))  # one operand, nothing contracted
     v = hlo.transpose(b, v, [names.index(n) for n in result.names])
     return hlo.convert(b, v, result.element_type)
 

@@ -36,13 +36,13 @@ RULES = {
 }
 
 
-def lower_module(module_op, mode: str = EXPLICIT, *, verified: bool = False) -> None:
+def lower_module(module_op, mode: str = EXPLICIT, *, verified: bool = False, narrow_dots: bool = True) -> None:
     """Replace each `mtf` function of `module_op` by its StableHLO; raise MeshIRError.
 
     `mode`: "explicit" (partitioned input, per-device programs) or "gspmd" (propagated input,
     global programs with sharding constraints, see gspmd.py). `verified`: the caller (the
     pass manager) has verified the module and checked its input form; called alone, the
-    lowering checks both itself."""
+    lowering checks both itself. `narrow_dots`: see Builder."""
     check_mode(mode)
     module_op = module_op.operation
     if not verified:
@@ -53,7 +53,7 @@ def lower_module(module_op, mode: str = EXPLICIT, *, verified: bool = False) -> 
     lowered = [(fn, function_mesh(fn, meshes)) for fn in targets]
     partitions = _num_partitions(module_op, lowered)
     channels = itertools.count(1)
-    texts = [lower_function(fn, mesh, channels, mode) for fn, mesh in lowered]
+    texts = [lower_function(fn, mesh, channels, mode, narrow_dots) for fn, mesh in lowered]
     _swap_functions(module_op, targets, meshes, texts)
     with module_op.context:
         i32 = ir.IntegerType.get_signless(32)
@@ -61,14 +61,14 @@ def lower_module(module_op, mode: str = EXPLICIT, *, verified: bool = False) -> 
         module_op.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
 
 
-def lower_function(fn, mesh: Mesh | None, channels, mode: str = EXPLICIT) -> str:
+def lower_function(fn, mesh: Mesh | None, channels, mode: str = EXPLICIT, narrow_dots: bool = True) -> str:
     """The StableHLO text of one function: in explicit mode a per-device program in a manual
     computation, in gspmd mode a global program with sharding constraints."""
     sig = function_signature(fn)
     for i, t in enumerate(sig.arg_types):
         if t.partial:
             raise op_error(fn, f"argument #{i} is pending ({t}); arguments must be complete values")
-    b = Builder(channels)
+    b = Builder(channels, narrow_dots)
     manual = mode == EXPLICIT and mesh is not None
     program = FunctionLowering(b, mesh if manual else None)
     args = block_arguments(sig, program.mesh, b.fresh)

@@ -17,6 +17,7 @@ from .rules import vjp
 @vjp("mtf.einsum")
 def _einsum(em, op, ct, wanted):
     operands = list(op.operation.operands)
+    ct = em.cast(ct, type_of(operands[0]).element_type)  # an einsum returning a wider float
     out = {}
     for i in sorted(wanted):
         others = [ct] + operands[:i] + operands[i + 1:]

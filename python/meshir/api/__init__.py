@@ -19,6 +19,7 @@ from .grad import GradientProgram, grad, value_and_grad  # noqa: F401
 from .indexing import *  # noqa: F401,F403
 from .loops import *  # noqa: F401,F403
 from .optim import SGD, Adafactor, Adam, AdamW  # noqa: F401
+from .precision import Precision  # noqa: F401
 from .program import Program, current_program  # noqa: F401
 from .propagation import layout_table, propagate  # noqa: F401
 from .custom_gradient import custom_gradient  # noqa: F401
@@ -34,7 +35,7 @@ _OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, ind
 
 __all__ = [
     "Adafactor", "Adam", "AdamW", "AutoLayout", "AxisLink", "Calibration", "Checkpoints", "CostModel", "DEVICE_KINDS",
-    "DeviceKind", "Dim", "Program", "SGD", "Tensor", "TrainStep", "auto_layout", "calibrate", "compile", "current_program",
+    "DeviceKind", "Dim", "Precision", "Program", "SGD", "Tensor", "TrainStep", "auto_layout", "calibrate", "compile", "current_program",
     "custom_gradient", "explain",
     "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "remat", "train_step", "value_and_grad", "visualize",
     *(name for family in _OP_FAMILIES for name in family.__all__),

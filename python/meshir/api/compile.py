@@ -25,6 +25,7 @@ from meshir.distributed.agreement import check_same_program
 from meshir.transforms.partition import partition_passes
 
 from . import checks
+from . import precision as policies
 from .compile_report import CompileReport
 
 
@@ -52,7 +53,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     partitioned program before XLA compiles it) exceeds it is refused with a MeshIRError
     listing the largest tensors per device and their layouts.
     """
-    from meshir.lowering.runtime import Executable, ensure_cpu_devices
+    from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
     from meshir.transforms import Pipeline
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
 
@@ -76,7 +77,8 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     timings = {}
     start = time.perf_counter()
     model = checks.cost_model(cost_model)
-    passes = partition_passes(source, rules, model, mode) + [LowerToStableHLOPass(mode=mode)]
+    narrow_dots = default_platform() != "cpu"
+    passes = partition_passes(source, rules, model, mode) + [LowerToStableHLOPass(mode=mode, narrow_dots=narrow_dots)]
     lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
 
     def keep_lowered_input(label, op) -> None:
@@ -114,6 +116,10 @@ def prepared_source(program_or_module, mesh, function, drop_update_sharding: boo
 
     source = checks.module_of(program_or_module, "the program to compile")
     function = checks.optional_name(function, "function")
+    policy = policies.program_default(source) if function is None else None
+    if policy is not None:  # a program built with a mixed-precision policy computes under it
+        policies.check_arguments(source, policy, what="the program to compile")
+        source = policies.applied(source, policy)
     with get_context():
         source = _with_mesh(source.operation.clone(), mesh, function)
         inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only

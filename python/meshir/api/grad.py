@@ -14,7 +14,7 @@ from meshir.dialect import MeshIRError, MeshIRTypeError, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.signature import entry_function, function_name, functions, signature
 
-from . import checks
+from . import checks, precision
 from .locations import located_error
 
 
@@ -77,8 +77,13 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
     elif isinstance(wrt, str) or not isinstance(wrt, (list, tuple)):
         wrt = [wrt]
     wrt = tuple(_argument_name(program, w) for w in wrt)
-    with get_context():
-        module = source.operation.clone()
+    policy = precision.program_default(source)
+    if policy is not None:
+        precision.check_arguments(source, policy, wrt, "the program to differentiate")
+        module = precision.applied(source, policy)
+    else:
+        with get_context():
+            module = source.operation.clone()
     try:
         differentiated = function_name(entry_function(module, function))
         autodiff = AutodiffPass(function=function or "", wrt=wrt, result=result or "", cotangent=cotangent,
@@ -94,6 +99,8 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
     _keep_only_entry(module, name, differentiated)
     # One flat function, as Program.call copies only the entry function (mi.train_step).
     Pipeline([InlineCallsPass()]).apply(module)
+    if policy is not None:
+        precision.widen_gradient_sums(module, policy)
     return GradientProgram(module, name)
 
 

@@ -17,6 +17,7 @@ from meshir.dialect.signature import NAME_ATTR
 from meshir.dialect.tensor_type import TypeContentError
 
 from . import checks
+from . import precision as policies
 from .bodies import local_value
 from .builder import located_error
 from .dims import as_dims
@@ -46,8 +47,12 @@ def layout_rules_attr(layout: dict, mesh: Mesh | None) -> ir.DictAttr:
 class Program:
     """One function of named-dimension tensors on a mesh, built op by op from Python."""
 
-    def __init__(self, name: str = "main", mesh: Mesh | dict | None = None, layout: dict | None = None):
+    def __init__(self, name: str = "main", mesh: Mesh | dict | None = None, layout: dict | None = None,
+                 precision=None):
+        """`precision`: an mi.Precision, the program's default mixed-precision policy (used by
+        mi.compile, mi.value_and_grad and mi.train_step unless they are given another)."""
         self.name = checks.identifier(name, "program name")
+        self.precision = policies.check(precision, "precision of mi.Program")
         self.mesh = checks.mesh(mesh, "Program mesh")
         self.context = get_context()
         self._arg_names: list[str] = []
@@ -69,6 +74,8 @@ class Program:
             rules = layout_rules_attr(layout, self.mesh)
             if len(rules):
                 self.function.attributes["mtf.layout_rules"] = rules
+            if self.precision is not None:
+                self.function.attributes[policies.ATTRIBUTE] = ir.StringAttr.get(self.precision.to_text())
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> "Program":

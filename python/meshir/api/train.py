@@ -20,6 +20,7 @@ from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
 
 from . import checks
+from . import precision as policies
 from .builder import located_error
 from .dims import Dim
 from .grad import value_and_grad
@@ -48,7 +49,7 @@ class TrainStep:
 
 @reports_at_call_site
 def train_step(loss_program, optimizer, params=None, name: str = "train_step", microbatches=None,
-               shard_update=False, shard_params: bool = False) -> TrainStep:
+               shard_update=False, shard_params: bool = False, precision=None) -> TrainStep:
     """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
     (argument names; default: every float argument). Its passes (mtf-autodiff for the
     gradient, mtf-inline for the step's call of it) run through the pass manager.
@@ -58,8 +59,12 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
     reduce-scattered over those axes instead of all-reduced, optimizer state is stored split
     over them and the update computes on one slice, then the new parameters are all-gathered
     (ZeRO 1-2). `shard_params=True` also stores the parameters split; each use gathers them
-    (ZeRO-3 / FSDP). The layouts are decided by the rules at compile time (shard_update.py)."""
+    (ZeRO-3 / FSDP). The layouts are decided by the rules at compile time (shard_update.py).
+    `precision`: an mi.Precision (default: the loss program's, if it was built with one):
+    parameters and state stay in its master type, the forward and backward compute in its
+    compute type, parameters cast before their gathers (api/precision.py)."""
     check_optimizer(optimizer)
+    policy = policies.check(precision, "precision of mi.train_step")
     sharding = check_shard_update(shard_update, shard_params)
     module = checks.module_of(loss_program, "the loss program of mi.train_step")
     name = checks.identifier(name, "the name of the training step")
@@ -77,7 +82,13 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
                                 MeshIRValueError)
     micro = check_microbatches(microbatches, sig, params) if microbatches is not None else None
+    policy = policy or policies.program_default(module)
+    if policy is not None:
+        policies.check_arguments(module, policy, params, "the loss program of mi.train_step")
     source = gather_at_uses(module, params) if shard_params else module
+    if policy is not None:  # value_and_grad applies it, after the gathers are placed
+        source = source if source is not module else policies.copy(module)
+        policies.set_default(source, policy)
     gradient = value_and_grad(resized(source, *micro) if micro else source, wrt=list(params))
     rules = LayoutRules.from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}

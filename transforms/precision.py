@@ -1,0 +1,172 @@
+"""`mtf-apply-precision`: compute a program in a narrow float type, as a mixed-precision policy says.
+
+The program keeps its signature (parameters arrive and results leave in the types written,
+the *master* types); inside, each op computes in the type its class's `PRECISION` trait names
+(dialect/ops/base.py), much as `torch.autocast` sorts ops into lists:
+
+- every float argument of the entry function is cast to `compute` at each of its uses (so a
+  parameter stored split is cast before the all-gather that a use needs, and the gather moves
+  `compute` bytes);
+- "compute" ops (einsum) cast their float operands to `compute`;
+- "range" ops (exp, log, sqrt, rsqrt, pow, reduce_sum) cast narrower float operands to f32:
+  softmax and layer-norm statistics and the loss keep f32's range and precision;
+- "follow" ops compute in the widest float type among their operands (bf16 + f32 is f32, as
+  in JAX) and their float result takes it;
+- "weak" values (constants, iota, random values) take the type of what they meet, like JAX's
+  weak types, so `x * 0.5` stays in x's type;
+- "declared" ops (casts, loops' carried values, yields, calls, returns) get the types the
+  program wrote.
+
+A policy's casts are ordinary `mtf.cast` ops: autodiff differentiates them (the gradient of a
+parameter is cast back to its master type), propagation lays them out like any elementwise op.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meshir._jax_private import ir
+from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.ops.elementwise import CastOp
+from meshir.dialect.ops.loops import ScanOp
+from meshir.dialect.signature import entry_function, functions
+from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType
+
+from .registry import ModulePass, option, register_pass
+
+#: The type range ops compute in when their operands are narrower.
+RANGE_TYPE = "f32"
+_RANK = {"f16": 1, "bf16": 1, "f32": 2, "f64": 3}
+
+
+def promote(a: str, b: str) -> str:
+    """The float type both `a` and `b` convert to exactly: the wider; bf16 with f16 is f32."""
+    if a == b:
+        return a
+    if _RANK[a] == _RANK[b]:
+        return RANGE_TYPE
+    return a if _RANK[a] > _RANK[b] else b
+
+
+@register_pass
+@dataclass
+class ApplyPrecisionPass(ModulePass):
+    NAME = "mtf-apply-precision"
+    SUMMARY = "Compute in a narrow float type (casts at parameter uses; f32 for range ops), keeping the signature"
+
+    compute: str = option("bf16", "the element type contractions and the ops that follow them compute in")
+    function: str = option("", "the entry function whose float arguments are cast at each use (default: the only public one)")
+
+    def apply(self, module_op) -> None:
+        with module_op.context:
+            entry = entry_function(module_op, self.function or None)
+            for fn in functions(module_op):
+                block = fn.regions[0].blocks[0]
+                _Retyping(self.compute).function(block, cast_arguments=fn == entry)
+
+
+class _Retyping:
+    """One walk over a function: each op in order, its operands cast as its trait says."""
+
+    def __init__(self, compute: str):
+        self.compute = compute
+        #: Value -> its type before the walk (what a "declared" use needs); casts the walk
+        #: inserts map to the type of the value they convert.
+        self.declared: dict = {}
+        #: Values of weak type.
+        self.weak: set = set()
+
+    def function(self, block, cast_arguments: bool) -> None:
+        self._record(block)
+        if cast_arguments:
+            for arg in block.arguments:
+                if _elem(arg) in FLOAT_TYPES:
+                    for use in list(arg.uses):
+                        owner = use.owner
+                        owner.operands[use.operand_number] = self._cast(arg, self.compute, owner)
+        self.block(block)
+
+    def _record(self, block) -> None:
+        for arg in block.arguments:
+            self.declared[arg] = arg.type
+        for op in block.operations:
+            for result in op.results:
+                self.declared[result] = result.type
+            for region in op.regions:
+                for inner in region.blocks:
+                    self._record(inner)
+
+    def block(self, block) -> None:
+        for op in list(block.operations):
+            self.op(op.operation)
+
+    def op(self, op) -> None:
+        cls = OP_CLASSES.get(op.name)
+        kind = cls.PRECISION if cls is not None else "declared"
+        floats = [i for i, v in enumerate(op.operands) if _elem(v) in FLOAT_TYPES]
+        if kind == "weak":
+            self.weak.update(op.results)
+        elif kind == "declared":
+            self._declared(op, floats)
+        elif floats:
+            self._computing(op, kind, floats)
+
+    def _declared(self, op, floats) -> None:
+        """Operands in their written types; a scan's slices and invariants may come narrow
+        (its body's arguments follow them); bodies retyped in turn."""
+        follows = set()
+        if op.name == ScanOp.OPERATION_NAME:
+            carries = ir.IntegerAttr(op.attributes["carries"]).value
+            body = op.regions[0].blocks[0]
+            for i in range(carries, len(op.operands)):
+                follows.add(i)
+                arg = body.arguments[1 + i]
+                if _elem(op.operands[i]) != _elem(arg):
+                    arg.set_type(_with_elem(arg.type, _elem(op.operands[i])))
+        for i in floats:
+            want = _elem(self.declared.get(op.operands[i], op.operands[i].type))
+            if i not in follows and _elem(op.operands[i]) != want and op.name != CastOp.OPERATION_NAME:
+                op.operands[i] = self._cast(op.operands[i], want, op)
+        for region in op.regions:
+            for block in region.blocks:
+                self.block(block)
+
+    def _computing(self, op, kind: str, floats) -> None:
+        values = [op.operands[i] for i in floats]
+        written = {_elem(self.declared.get(v, v.type)) for v in values}
+        if kind == "compute":
+            target = self.compute
+        else:
+            strong = [_elem(v) for v in values if v not in self.weak]
+            if kind == "range":
+                strong = [promote(e, RANGE_TYPE) if _RANK[e] < _RANK[RANGE_TYPE] else e for e in strong]
+            if not strong:  # only weak operands: a weak result, types as written
+                self.weak.update(op.results)
+                return
+            target = strong[0]
+            for e in strong[1:]:
+                target = promote(target, e)
+        for i in floats:
+            if _elem(op.operands[i]) != target:
+                op.operands[i] = self._cast(op.operands[i], target, op)
+        for result in op.results:
+            if len(written) == 1 and _elem(self.declared[result]) in written and _elem(result) != target:
+                result.set_type(_with_elem(result.type, target))
+
+    def _cast(self, value, elem: str, before):
+        cast = CastOp(_with_elem(value.type, elem), [value], loc=before.location, ip=ir.InsertionPoint(before)).result
+        self.declared[cast] = self.declared.get(value, value.type)
+        if value in self.weak:
+            self.weak.add(cast)
+        return cast
+
+
+def _elem(value_or_type) -> str | None:
+    t = value_or_type if isinstance(value_or_type, ir.Type) else value_or_type.type
+    try:
+        return TensorType.from_mlir(t).element_type
+    except ValueError:
+        return None
+
+
+def _with_elem(t: ir.Type, elem: str) -> ir.Type:
+    return TensorType.from_mlir(t).with_element_type(elem).to_mlir()
