@@ -1,7 +1,8 @@
 """`mtf-accumulate-wide`: an einsum whose narrow result is only widened returns the wide type.
 
 `cast(einsum(a, b) : bf16) : f32`, possibly with ops that only move or relabel data in
-between (broadcast, transpose, rename, reshape, layout markers), becomes `einsum(a, b) : f32`:
+between (broadcast, transpose, rename, reshape, layout markers), becomes `einsum(a, b) : f32`
+when the cast's result reaches a function result through sums (a gradient's pieces):
 the contraction accumulates in f32 (it did already) and keeps the f32 sum instead of rounding
 it to bf16 first. After autodiff under a mixed-precision policy this is the gradient of a
 parameter, and where that einsum sums over a split dim, the sum across devices then moves f32
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meshir._jax_private import ir
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.ops.contraction import WIDER_FLOATS, EinsumOp
 from meshir.dialect.ops.elementwise import CastOp
@@ -19,6 +21,9 @@ from meshir.dialect.ops.shape import _SameElementOp
 from meshir.dialect.tensor_type import TensorType
 
 from .registry import ModulePass, register_pass
+
+#: Ops through which a widening cast moves to the summands: the sum is computed wide.
+SUMS = ("mtf.add", "mtf.reduce_sum")
 
 
 @register_pass
@@ -31,8 +36,31 @@ class AccumulateWidePass(ModulePass):
         with module_op.context:
             casts = []
             _collect(module_op.operation, casts)
+            feeding = _feeding_results(module_op.operation)
             for cast in casts:
-                _widen(cast)
+                if cast.results[0] in feeding:
+                    _widen(cast)
+
+
+def _feeding_results(module_op) -> set:
+    """The values that reach a function's result through adds, casts and moves: in a
+    gradient program, the pieces of each gradient (a parameter's gradient is the sum of
+    its uses' pieces). Activation gradients do not qualify (a bias's gradient is a
+    reduce_sum of one, which the walk does not enter): their sums stay narrow."""
+    found, work = set(), []
+    for fn in module_op.regions[0].blocks[0].operations:
+        for block in (b for r in fn.operation.regions for b in r.blocks):
+            work += [v for op in block.operations if op.operation.name == "func.return" for v in op.operation.operands]
+    while work:
+        value = work.pop()
+        if value in found:
+            continue
+        found.add(value)
+        owner = value.owner
+        cls = OP_CLASSES.get(getattr(owner, "name", None))
+        if cls is not None and (cls.OPERATION_NAME in ("mtf.add", CastOp.OPERATION_NAME) or _moves_only(cls)):
+            work += list(owner.operands)
+    return found
 
 
 def _collect(op, casts: list) -> None:
@@ -48,23 +76,40 @@ def _widen(cast) -> None:
     source, wide = _elem(cast.operands[0]), _elem(cast.results[0])
     if wide not in WIDER_FLOATS.get(source, ()):
         return
-    chain, value = [], cast.operands[0]
-    while True:
-        owner = value.owner
-        if not hasattr(owner, "name") or len(list(value.uses)) != 1:
-            return  # a block argument, or a narrow value read elsewhere too
-        cls = OP_CLASSES.get(owner.name)
-        if cls is EinsumOp:
-            break
-        if cls is None or len(owner.operands) != 1 or not (cls.CHANGES_LAYOUT or issubclass(cls, _SameElementOp)):
-            return
-        chain.append(owner)
-        value = owner.operands[0]
-    for op in [owner] + chain[::-1]:
-        result = op.results[0]
-        result.set_type(TensorType.from_mlir(result.type).with_element_type(wide).to_mlir())
-    cast.results[0].replace_all_uses_with(cast.operands[0])
+    widened = _in_wide(cast.operands[0], wide, cast)
+    cast.results[0].replace_all_uses_with(widened)
     cast.erase()
+
+
+def _in_wide(value, wide: str, user):
+    """`value` computed in `wide` where it is a sum of contractions read only here: einsums
+    return `wide`, sums and moves of them compute in it; anything else is cast."""
+    owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+    cls = OP_CLASSES.get(owner.name) if owner is not None else None
+    if cls is None or len(list(value.uses)) != 1:
+        return _cast(value, wide, user)
+    if cls is CastOp and _elem(owner.operands[0]) == wide:  # a round trip through the narrow type
+        return owner.operands[0]
+    if cls is EinsumOp:
+        pass
+    elif cls.OPERATION_NAME in SUMS or (_moves_only(cls) and len(owner.operands) == 1):
+        for i, operand in enumerate(owner.operands):
+            owner.operands[i] = _in_wide(operand, wide, owner)
+    else:
+        return _cast(value, wide, user)
+    value.set_type(TensorType.from_mlir(value.type).with_element_type(wide).to_mlir())
+    return value
+
+
+def _cast(value, wide: str, user):
+    t = TensorType.from_mlir(value.type).with_element_type(wide)
+    return CastOp(t.to_mlir(), [value], loc=user.location, ip=ir.InsertionPoint(user)).result
+
+
+def _moves_only(cls) -> bool:
+    """Ops that only move or relabel elements (broadcast, transpose, rename, reshape, layout
+    markers and collectives)."""
+    return cls.CHANGES_LAYOUT or issubclass(cls, _SameElementOp)
 
 
 def _elem(value) -> str:

@@ -25,9 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect.diagnostics import MeshIRValueError
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.ops.loops import ScanOp
+from meshir.dialect.ops.shape import _SameElementOp
 from meshir.dialect.signature import entry_function, functions
 from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType
 
@@ -57,6 +59,9 @@ class ApplyPrecisionPass(ModulePass):
     function: str = option("", "the entry function whose float arguments are cast at each use (default: the only public one)")
 
     def apply(self, module_op) -> None:
+        if self.compute not in FLOAT_TYPES:
+            raise MeshIRValueError(f"mtf-apply-precision: compute must be a float type "
+                                   f"({', '.join(sorted(FLOAT_TYPES))}), got '{self.compute}'")
         with module_op.context:
             entry = entry_function(module_op, self.function or None)
             for fn in functions(module_op):
@@ -74,16 +79,29 @@ class _Retyping:
         self.declared: dict = {}
         #: Values of weak type.
         self.weak: set = set()
+        #: Ops that only move elements and were repeated after a cast of their operand.
+        self.moved: list = []
+        #: The entry function's float arguments (parameters and float inputs).
+        self.arguments: set = set()
+        #: (value, element type, block) -> the one cast of that value within the block: a
+        #: value read by several contractions is cast once, so their gradients are summed
+        #: before the cast back (one reduction across devices, in the narrow type).
+        self.casts: dict = {}
 
     def function(self, block, cast_arguments: bool) -> None:
         self._record(block)
         if cast_arguments:
-            for arg in block.arguments:
-                if _elem(arg) in FLOAT_TYPES:
-                    for use in list(arg.uses):
-                        owner = use.owner
-                        owner.operands[use.operand_number] = self._cast(arg, self.compute, owner)
+            self.arguments = {arg for arg in block.arguments if _elem(arg) in FLOAT_TYPES}
         self.block(block)
+        for mover in self.moved:  # moved again after a cast, and read nowhere else
+            if not any(list(r.uses) for r in mover.results):
+                mover.erase()
+
+    def _read_arguments(self, op, indices) -> None:
+        """Entry arguments among operands `indices` read through their cast to `compute`."""
+        for i in indices:
+            if op.operands[i] in self.arguments:
+                op.operands[i] = self._cast(op.operands[i], self.compute, op)
 
     def _record(self, block) -> None:
         for arg in block.arguments:
@@ -108,6 +126,8 @@ class _Retyping:
         elif kind == "declared":
             self._declared(op, floats)
         elif floats:
+            if kind != "range":  # a range op reads an argument as it is, in master
+                self._read_arguments(op, floats)
             self._computing(op, kind, floats)
 
     def _declared(self, op, floats) -> None:
@@ -117,6 +137,7 @@ class _Retyping:
         if op.name == ScanOp.OPERATION_NAME:
             carries = ir.IntegerAttr(op.attributes["carries"]).value
             body = op.regions[0].blocks[0]
+            self._read_arguments(op, range(carries, len(op.operands)))
             for i in range(carries, len(op.operands)):
                 follows.add(i)
                 arg = body.arguments[1 + i]
@@ -153,11 +174,39 @@ class _Retyping:
                 result.set_type(_with_elem(result.type, target))
 
     def _cast(self, value, elem: str, before):
+        """`value` in `elem`, cast once per block. A value an op only moved (rename,
+        transpose, reshape, broadcast) is moved again after casting its source, so casts sit
+        next to the values they convert and a value read in two arrangements is cast once."""
+        before = before.operation
+        key = (value, elem, before.block)
+        if key not in self.casts:
+            mover = value.owner.operation if isinstance(value, ir.OpResult) else None
+            if mover is not None and _moves_only(mover) and mover.block == before.block:
+                source = self._cast(mover.operands[0], elem, mover)
+                moved = mover.clone(ir.InsertionPoint(before))
+                moved.operands[0] = source
+                moved.results[0].set_type(_with_elem(moved.results[0].type, elem))
+                self.declared[moved.results[0]] = self.declared.get(value, value.type)
+                self.casts[key] = moved.results[0]
+                self.moved.append(mover)
+            else:
+                self.casts[key] = self._new_cast(value, elem, before)
+        return self.casts[key]
+
+    def _new_cast(self, value, elem: str, before):
         cast = CastOp(_with_elem(value.type, elem), [value], loc=before.location, ip=ir.InsertionPoint(before)).result
         self.declared[cast] = self.declared.get(value, value.type)
         if value in self.weak:
             self.weak.add(cast)
         return cast
+
+
+def _moves_only(op) -> bool:
+    """An op that only rearranges its one float operand's elements (no layout marker: a
+    parameter's marker stays where mtf-shard-update expects it)."""
+    cls = OP_CLASSES.get(op.name)
+    return cls is not None and issubclass(cls, _SameElementOp) and len(op.operands) == 1 \
+        and _elem(op.operands[0]) in FLOAT_TYPES
 
 
 def _elem(value_or_type) -> str | None:

@@ -278,9 +278,17 @@ func.func @einsum_on_booleans(%a: !mtf.tensor<d=4, i1>) {
 
 // -----
 
-func.func @einsum_changes_element_type(%a: !mtf.tensor<d=4, f32>) {
-  // expected-error @+1 {{'mtf.einsum' op result element type must be f32, got f64}}
-  %0 = "mtf.einsum"(%a, %a) : (!mtf.tensor<d=4, f32>, !mtf.tensor<d=4, f32>) -> !mtf.tensor<f64>
+func.func @einsum_narrows_element_type(%a: !mtf.tensor<d=4, f32>) {
+  // expected-error @+1 {{'mtf.einsum' op result element type must be f32 or a wider float (f64), got bf16}}
+  %0 = "mtf.einsum"(%a, %a) : (!mtf.tensor<d=4, f32>, !mtf.tensor<d=4, f32>) -> !mtf.tensor<bf16>
+  return
+}
+
+// -----
+
+func.func @einsum_widens_an_integer(%a: !mtf.tensor<d=4, i32>) {
+  // expected-error @+1 {{'mtf.einsum' op result element type must be i32, got i64}}
+  %0 = "mtf.einsum"(%a, %a) : (!mtf.tensor<d=4, i32>, !mtf.tensor<d=4, i32>) -> !mtf.tensor<i64>
   return
 }
 

@@ -93,6 +93,14 @@ func.func @cast_and_select(%a: !mtf.tensor<b=8@x, d=16, f32>, %p: !mtf.tensor<b=
   return
 }
 
+// A bf16 contraction may return f32 (accumulated and kept wide: mi.Precision's gradients).
+// CHECK-LABEL: func.func @einsum_returns_a_wider_float
+func.func @einsum_returns_a_wider_float(%x: !mtf.tensor<b=8, d=16, bf16>, %w: !mtf.tensor<d=16, f=4, bf16>) {
+  // CHECK: "mtf.einsum"(%arg0, %arg1) : (!mtf.tensor<b=8, d=16, bf16>, !mtf.tensor<d=16, f=4, bf16>) -> !mtf.tensor<b=8, f=4, f32>
+  %0 = "mtf.einsum"(%x, %w) : (!mtf.tensor<b=8, d=16, bf16>, !mtf.tensor<d=16, f=4, bf16>) -> !mtf.tensor<b=8, f=4, f32>
+  return
+}
+
 // CHECK-LABEL: func.func @einsum_contracts_missing_names
 func.func @einsum_contracts_missing_names(%x: !mtf.tensor<batch=8@x, d_model=16, f32>, %w: !mtf.tensor<d_model=16, d_ff=64@y, f32>) {
   // CHECK: "mtf.einsum"(%arg0, %arg1) : (!mtf.tensor<batch=8@x, d_model=16, f32>, !mtf.tensor<d_model=16, d_ff=64@y, f32>) -> !mtf.tensor<batch=8@x, d_ff=64@y, f32>

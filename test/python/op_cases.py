@@ -226,6 +226,8 @@ case("einsum_to_scalar", "einsum", [f32("x", [B, K]), f32("y", [B, K])],
      lambda m, x, y: mi.einsum(x, y, output=[]), split=("k", "b"), tol=SUM)
 case("einsum_bf16", "einsum", [Arg("x", (B, K), "bf16"), Arg("w", (K, N), "bf16")],
      lambda m, x, w: mi.einsum(x, w, output=[B, N]), split=("k", "b"), tol=BF16_SUM)
+case("einsum_bf16_to_f32", "einsum", [Arg("x", (B, K), "bf16"), Arg("w", (K, N), "bf16")],
+     lambda m, x, w: mi.einsum(x, w, output=[B, N], dtype="float32"), split=("k", "n"), tol=SUM)
 
 for op in ("reduce_sum", "reduce_max", "reduce_min"):
     fn = getattr(mi, op)

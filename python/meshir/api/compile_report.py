@@ -38,6 +38,11 @@ class CollectiveRecord:
     #: None inside a while loop (its trip count is known only when it runs).
     repeats: int | None = 1
 
+    @property
+    def element_type(self) -> str:
+        """The element type it moves (a mixed-precision policy halves bf16's bytes)."""
+        return TensorType.parse(self.operand).element_type
+
 
 def collectives_of(module) -> list[CollectiveRecord]:
     """Every collective of every function, in program order, and every halo exchange (an op
@@ -129,6 +134,15 @@ class CompileReport:
         return collectives_of(self.partitioned_module)
 
     @property
+    def bytes_by_element_type(self) -> dict[str, int]:
+        """Bytes one call sends per device, by the element type moved (what a precision
+        policy's `compute` and `reduce` types cost)."""
+        out: dict[str, int] = {}
+        for c in self.collectives:
+            out[c.element_type] = out.get(c.element_type, 0) + c.bytes_per_device * (c.repeats or 1)
+        return dict(sorted(out.items()))
+
+    @property
     def total_bytes_per_device(self) -> int:
         """Bytes one call sends per device: a collective in a scan's body counts once per
         iteration; one in a while loop's, once (its trip count is not known here)."""
@@ -140,14 +154,16 @@ class CompileReport:
         if not records:
             lines.append("  none" if self.mode == EXPLICIT else
                          "  inserted by XLA's partitioner (gspmd mode): see Executable.compiled_hlo_text()")
-        rows = [("value", "collective", "axes", "detail", "bytes/device")] + [
-            (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, str(c.bytes_per_device)
+        rows = [("value", "collective", "axes", "detail", "type", "bytes/device")] + [
+            (c.value, c.kind, format_axes(c.axes) if c.axes else "", c.detail, c.element_type, str(c.bytes_per_device)
              + ("" if c.repeats == 1 else f" x{c.repeats if c.repeats else '?'} (in a loop)")) for c in records
         ]
         if records:
-            widths = [max(len(r[i]) for r in rows) for i in range(5)]
+            widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
             lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-            lines.append(f"  total bytes sent per device: {self.total_bytes_per_device}")
+            by_type = self.bytes_by_element_type
+            split = f" ({', '.join(f'{t} {n}' for t, n in by_type.items())})" if len(by_type) > 1 else ""
+            lines.append(f"  total bytes sent per device: {self.total_bytes_per_device}{split}")
         estimate = self.memory
         if estimate is not None:
             lines += ["", "memory per device (MeshIR's estimate, before XLA):"]

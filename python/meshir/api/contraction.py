@@ -14,8 +14,10 @@ from .tensor import Tensor
 __all__ = ["einsum", "reduce_sum", "reduce_max", "reduce_min"]
 
 
-def einsum(*operands: Tensor, output) -> Tensor:
-    """Multiply the operands and sum over every name absent from `output` (Dims or names)."""
+def einsum(*operands: Tensor, output, dtype=None) -> Tensor:
+    """Multiply the operands and sum over every name absent from `output` (Dims or names).
+    `dtype`: the result's element type, the operands' (default) or a wider float: bf16
+    operands then accumulate and return f32 (JAX's preferred_element_type)."""
     if not operands:
         raise located_error("'mtf.einsum' needs at least one operand", MeshIRTypeError)
     for i, o in enumerate(operands):
@@ -26,7 +28,8 @@ def einsum(*operands: Tensor, output) -> Tensor:
         if d.name not in sizes:
             raise located_error(f"'mtf.einsum' output dimension '{d.name}' appears in no operand "
                                 f"(operand dims: {', '.join(sizes)})", MeshIRValueError)
-    return build(EinsumOp, result_type("mtf.einsum", [(d.name, d.size) for d in out], operands[0].dtype), operands)
+    elem = operands[0].dtype if dtype is None else checks.element_type(dtype, "the dtype of mi.einsum")
+    return build(EinsumOp, result_type("mtf.einsum", [(d.name, d.size) for d in out], elem), operands)
 
 
 def _reduce(op_class, x: Tensor, output, over) -> Tensor:

@@ -36,7 +36,7 @@ class Explanation:
     def row(self) -> tuple[str, ...]:
         r, why = self.record, self.record.provenance
         because = "; ".join(dict.fromkeys(f"{s.layout}: {s.text}" for s in why.sources)) if why else ""
-        return (r.kind, format_axes(r.axes) if r.axes else "", ", ".join(r.dims), size_text(r.bytes_per_device),
+        return (r.kind, format_axes(r.axes) if r.axes else "", ", ".join(r.dims), size_text(r.bytes_per_device) + f" {r.element_type}",
                 f"{why.needed_by if why else '?'} @ {_short(r.location)}", because or (why.reason if why else ""),
                 str(self.alternative) if self.alternative else "none: no rule change removes it")
 

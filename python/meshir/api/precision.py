@@ -137,6 +137,32 @@ def applied(module, policy: Precision):
     return result
 
 
+def narrow_gradient_results(module, policy: Precision, first: int = 1) -> None:
+    """With `reduce` equal to `compute`: results from `first` on that are a cast of a
+    `compute` value up to `master` (a gradient's last step) return the `compute` value, so
+    mi.train_step sums it across devices - all-reduced or reduce-scattered onto the update
+    layout - before casting it up."""
+    from meshir._jax_private import ir
+    from meshir.dialect.ops.elementwise import CastOp
+    from meshir.dialect.signature import refresh_function_type
+    from meshir.dialect.tensor_type import TensorType
+
+    if not policy.mixed or policy.reduce != policy.compute:
+        return
+    fn = entry_function(module)
+    ret = list(fn.regions[0].blocks[0].operations)[-1].operation
+    with module.context:
+        for i in range(first, len(ret.operands)):
+            value = ret.operands[i]
+            owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+            if owner is not None and owner.name == CastOp.OPERATION_NAME \
+                    and TensorType.from_mlir(owner.operands[0].type).element_type == policy.compute:
+                ret.operands[i] = owner.operands[0]
+                if not list(value.uses):
+                    owner.erase()
+        refresh_function_type(fn)
+
+
 def widen_gradient_sums(module, policy: Precision) -> None:
     """After autodiff: gradients summed in `reduce` when it is wider than `compute`."""
     from meshir.transforms import Pipeline

@@ -23,6 +23,7 @@ from . import checks
 from . import precision as policies
 from .builder import located_error
 from .dims import Dim
+from .elementwise import cast
 from .grad import value_and_grad
 from .microbatch import accumulate, check_microbatches, resized
 from .optim import check_optimizer
@@ -90,6 +91,8 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
         source = source if source is not module else policies.copy(module)
         policies.set_default(source, policy)
     gradient = value_and_grad(resized(source, *micro) if micro else source, wrt=list(params))
+    if policy is not None and not micro:  # gradients leave in `reduce`, summed across devices in it
+        policies.narrow_gradient_results(gradient.module, policy)  # (microbatches accumulate in master)
     rules = LayoutRules.from_attribute(fn)
     state_names: dict[str, tuple[str, ...]] = {}
     with Program(name, mesh, layout=rules or None) as prog:
@@ -121,7 +124,9 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
         prog.result(outputs[0], name="loss")
         updates = {}
         for p, g in zip(params, outputs[1:]):
-            updates[p] = optimizer.update(current[p], mark(g, p, "update"), states[p], step)
+            g = mark(g, p, "update")
+            g = g if g.dtype == args[p].dtype else cast(g, args[p].dtype)  # summed in `reduce`
+            updates[p] = optimizer.update(current[p], g, states[p], step)
         for p in params:
             prog.result(mark(updates[p][0], p, "update" if shard_params else "compute"), name=p)
         for p in params:
