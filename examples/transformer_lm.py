@@ -105,6 +105,11 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
                    help="; ".join(f"{k}: {v}" for k, v in model.LAYOUT_HELP.items()) + "; auto: the rules "
                         "mi.auto_layout chooses for this model on the 4x2 mesh, printed with the candidates "
                         "it weighed (default: %(default)s)")
+    g.add_argument("--precision", choices=list(model.PRECISIONS), default="f32",
+                   help="f32: everything in float32; bf16: mi.Precision() - parameters and optimizer state in "
+                        "float32, matmuls and activations in bfloat16, sums, softmax, layer-norm statistics, "
+                        "the loss and gradient sums in float32 (slower on a CPU, which has no bf16 matrix "
+                        "units; a checkpoint holds float32 either way) (default: %(default)s)")
     g.add_argument("--full-report", action="store_true",
                    help="print the whole compile report (every value's layout), not just the collectives")
     g = p.add_argument_group("output")
@@ -199,14 +204,14 @@ def layout_of(cfg: model.Config, layout: str) -> tuple[mi.Mesh, dict]:
 
 
 @functools.lru_cache(maxsize=None)
-def train_program(cfg: model.Config, layout: str) -> mi.TrainStep:
-    return model.train_step(cfg, layout_mesh(layout))
+def train_program(cfg: model.Config, layout: str, precision: str = "f32") -> mi.TrainStep:
+    return model.train_step(cfg, layout_mesh(layout), precision=precision)
 
 
 @functools.lru_cache(maxsize=None)
-def compiled_train_step(cfg: model.Config, layout: str):
+def compiled_train_step(cfg: model.Config, layout: str, precision: str = "f32"):
     mesh, rules = layout_of(cfg, layout)
-    step = train_program(cfg, layout)
+    step = train_program(cfg, layout, precision)
     try:
         exe = mi.compile(step, layout=rules, donate=True)  # parameters and state stay on the devices
     except mi.MeshIRError as e:
@@ -216,11 +221,12 @@ def compiled_train_step(cfg: model.Config, layout: str):
 
 
 @functools.lru_cache(maxsize=None)
-def compiled_forward(cfg: model.Config, layout: str):
-    """The forward program (results: loss, logits) for validation and generation."""
+def compiled_forward(cfg: model.Config, layout: str, precision: str = "f32"):
+    """The forward program (results: loss, logits) for validation and generation, under the
+    training's precision policy."""
     mesh, rules = layout_of(cfg, layout)
     try:
-        return mi.compile(model.build(cfg, mesh, with_logits=True), layout=rules)
+        return mi.compile(model.build(cfg, mesh, with_logits=True, precision=precision), layout=rules)
     except mi.MeshIRError as e:
         raise UsageError(f"--layout {layout} does not fit the forward program: {_one_line(e)}") from None
 
@@ -229,16 +235,17 @@ def collectives_summary(exe) -> str:
     """The training step's collectives grouped by kind and axes, with bytes sent per device."""
     groups = collections.OrderedDict()
     for c in exe.compile_report.collectives:
-        key = (c.kind, c.detail.replace("reduction=", ""), ",".join(c.axes))
+        key = (c.kind, c.detail.replace("reduction=", ""), ",".join(c.axes), c.element_type)
         count, nbytes = groups.get(key, (0, 0))
         groups[key] = (count + 1, nbytes + c.bytes_per_device)
     if not groups:
         return "  collectives per step: none"
-    rows = [("collective", "over", "count", "bytes/device")]
-    rows += [(f"{kind} {detail}".strip(), f"({axes})", str(n), f"{b:,}") for (kind, detail, axes), (n, b) in groups.items()]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    rows = [("collective", "over", "type", "count", "bytes/device")]
+    rows += [(f"{kind} {detail}".strip(), f"({axes})", elem, str(n), f"{b:,}")
+             for (kind, detail, axes, elem), (n, b) in groups.items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  collectives per step:"]
-    lines += ["    " + "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
+    lines += ["    " + "  ".join(v.ljust(w) if i < 3 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
               for r in rows]
     total = sum(b for _, b in groups.values())
     lines.append(f"    total: {sum(n for n, _ in groups.values())} collectives, {total:,} bytes sent per device per step")
@@ -306,12 +313,14 @@ def run(argv=None, out=None) -> dict:
     say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}{schedule}, "
         f"seed {cfg.seed}, {args.steps} steps")
     say(f"layout {args.layout}: {model.format_rules(rules)} on the {model.format_mesh(mesh)}")
+    if args.precision != "f32":
+        say(f"precision {args.precision}: {model.PRECISIONS[args.precision]}")
     if args.layout == "auto":  # what the search chose, and why: the best candidates, cost broken down
         say(textwrap.indent("\n".join(str(auto_choice(cfg)).splitlines()[:1] + str(auto_choice(cfg)).splitlines()[2:]),
                             "  "))
 
     # parameters and optimizer state: from the checkpoint (checked before compiling), or fresh
-    step_prog = train_program(cfg, args.layout)
+    step_prog = train_program(cfg, args.layout, args.precision)
     param_shapes = {k: tuple(d.size for d in dims) for k, dims in model.param_dims(cfg).items()}
     state_shapes = {k: shape for k, (shape, _) in step_prog.state_shapes().items()}
     resume = None
@@ -319,13 +328,13 @@ def run(argv=None, out=None) -> dict:
         resume = checkpoint.check(args.checkpoint, cfg.to_dict(), corpus.digest, param_shapes, state_shapes)
 
     start = time.perf_counter()
-    step_prog, exe = compiled_train_step(cfg, args.layout)
+    step_prog, exe = compiled_train_step(cfg, args.layout, args.precision)
     say(f"training step compiled in {time.perf_counter() - start:.1f} s "
         f"(MeshIR passes {exe.compile_times['meshir_passes_s']:.1f} s, XLA {exe.compile_times['xla_compile_s']:.1f} s)")
     say(collectives_summary(exe))
     if args.full_report:
         say(exe.report())
-    exe_forward = compiled_forward(cfg, args.layout) if (args.eval_every or args.sample) else None
+    exe_forward = compiled_forward(cfg, args.layout, args.precision) if (args.eval_every or args.sample) else None
     if resume is not None:  # restored straight into the layout of the compiled step
         state = checkpoint.load(args.checkpoint, resume, exe)
         say(f"resuming from {checkpoint.where(args.checkpoint)} at step {state.step}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.diagnostics import MeshIRValueError
+from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.ops.loops import ScanOp
@@ -63,10 +63,15 @@ class ApplyPrecisionPass(ModulePass):
             raise MeshIRValueError(f"mtf-apply-precision: compute must be a float type "
                                    f"({', '.join(sorted(FLOAT_TYPES))}), got '{self.compute}'")
         with module_op.context:
-            entry = entry_function(module_op, self.function or None)
+            try:
+                entry = entry_function(module_op, self.function or None)
+            except MeshIRError:
+                if self.function:
+                    raise
+                entry = None  # no one public function: no arguments to cast, bodies retyped
             for fn in functions(module_op):
-                block = fn.regions[0].blocks[0]
-                _Retyping(self.compute).function(block, cast_arguments=fn == entry)
+                if len(fn.regions[0].blocks):  # a declaration has no body
+                    _Retyping(self.compute).function(fn.regions[0].blocks[0], cast_arguments=entry is not None and fn == entry)
 
 
 class _Retyping:

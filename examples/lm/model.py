@@ -22,6 +22,9 @@ import meshir as mi
 
 MASK_VALUE = -1e9
 
+#: --precision: the name -> the mixed-precision policy of the program (None: f32 throughout).
+PRECISIONS = {"f32": None, "bf16": mi.Precision(master="float32", compute="bfloat16", reduce="float32")}
+
 
 @dataclass(frozen=True)
 class Config:
@@ -337,13 +340,15 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
 
 
 def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = False,
-          stacked: bool = False, seq_parallel: str | None = None) -> mi.Program:
+          stacked: bool = False, seq_parallel: str | None = None, precision: str = "f32") -> mi.Program:
     """The loss program: arguments `tokens`, `targets` (i32 [batch, length]) then every
     parameter; result `loss` (mean cross-entropy in nats per character), and `logits` when
     `with_logits` (the evaluation and generation program). `remat`, `stacked`,
-    `seq_parallel`: see logits_of."""
+    `seq_parallel`: see logits_of. `precision`: a PRECISIONS name; "bf16" builds the program
+    with mi.Precision() as its policy (f32 parameters, bf16 compute, f32 gradient sums), which
+    its training step and every compilation of it follow."""
     d = Dims(cfg)
-    with mi.Program("transformer_lm", mesh) as prog:
+    with mi.Program("transformer_lm", mesh, precision=PRECISIONS[precision]) as prog:
         tokens = prog.argument("tokens", [d.batch, d.length], "i32")
         targets = prog.argument("targets", [d.batch, d.length], "i32")
         p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg, stacked).items()}
@@ -355,8 +360,8 @@ def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = F
 
 
 def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False, stacked: bool = False,
-               seq_parallel: str | None = None, **options) -> mi.TrainStep:
+               seq_parallel: str | None = None, precision: str = "f32", **options) -> mi.TrainStep:
     """Forward, backward and optimizer update as one program (mi.train_step; `options` go
-    to it, e.g. microbatches)."""
-    return mi.train_step(build(cfg, mesh, remat=remat, stacked=stacked, seq_parallel=seq_parallel), optimizer(cfg),
-                         params=list(param_dims(cfg, stacked)), **options)
+    to it, e.g. microbatches). `precision`: a PRECISIONS name (see build)."""
+    return mi.train_step(build(cfg, mesh, remat=remat, stacked=stacked, seq_parallel=seq_parallel, precision=precision),
+                         optimizer(cfg), params=list(param_dims(cfg, stacked)), **options)

@@ -203,15 +203,19 @@ def test_gpu_benchmark_quick_runs_on_the_cpu_and_writes_its_files(tmp_path, caps
     assert gpu.main(["--quick", "--sizes", "tiny", "--out", str(tmp_path)]) == 0
     assert "--quick: tiny sizes on the cpu backend" in capsys.readouterr().out
     data = json.loads((tmp_path / "gpu_cpu.json").read_text())
-    assert data["meta"]["device_kind"] == "cpu" and data["meta"]["peak_flops"] > 0 and data["meta"]["jax"]
-    (row,) = data["sizes"]
-    assert row["size"] == "tiny" and row["parameters"] > 0 and row["flops_per_step"] > 0
-    assert row["step_ms"]["meshir"] > 0 and row["step_ms"]["jax"] > 0 and row["ratio"] > 0
-    assert 0 < row["mfu"]["jax"] and 0 < row["mfu"]["meshir"]
-    assert set(row["split_ms"]) == {"meshir_public", "meshir_pjrt_only", "jax_compiled", "jax_public"}
-    assert row["compile_s"]["meshir_xla"] > 0 and row["compile_s"]["jax_lower_compile"] > 0
-    assert row["first_step_loss"]["rel_diff"] <= 1e-4
-    assert "| tiny (1 layer, d_model 32, 8×16) |" in (tmp_path / "gpu_cpu.md").read_text()
+    assert data["meta"]["device_kind"] == "cpu" and data["meta"]["jax"]
+    assert set(data["meta"]["peak_flops"]) == {"f32", "bf16"} and min(data["meta"]["peak_flops"].values()) > 0
+    f32, bf16 = data["sizes"]
+    assert (f32["precision"], bf16["precision"]) == ("f32", "bf16")
+    for row in (f32, bf16):
+        assert row["size"] == "tiny" and row["parameters"] > 0 and row["flops_per_step"] > 0
+        assert row["step_ms"]["meshir"] > 0 and row["step_ms"]["jax"] > 0 and row["ratio"] > 0
+        assert 0 < row["mfu"]["jax"] and 0 < row["mfu"]["meshir"]
+        assert set(row["split_ms"]) == {"meshir_public", "meshir_pjrt_only", "jax_compiled", "jax_public"}
+        assert row["compile_s"]["meshir_xla"] > 0 and row["compile_s"]["jax_lower_compile"] > 0
+    assert f32["first_step_loss"]["rel_diff"] <= 1e-4 and bf16["first_step_loss"]["rel_diff"] <= 2e-3
+    text = (tmp_path / "gpu_cpu.md").read_text()
+    assert "| tiny (1 layer, d_model 32, 8×16) | f32 |" in text and "| tiny (1 layer, d_model 32, 8×16) | bf16 |" in text
 
 
 def test_gpu_benchmark_without_a_gpu_says_so_and_fails():

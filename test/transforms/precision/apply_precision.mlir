@@ -113,3 +113,25 @@ func.func @scan_slices_follow_carries_keep(%h0: !mtf.tensor<b=8, d=16, f32>, %ws
   }) {length = 2, carries = 1, dim = "layers"} : (!mtf.tensor<b=8, d=16, f32>, !mtf.tensor<layers=2, d=16, e=16, f32>) -> !mtf.tensor<b=8, d=16, f32>
   return %out : !mtf.tensor<b=8, d=16, f32>
 }
+
+// -----
+
+// Several public functions and a declaration: no entry, so arguments are read as the ops
+// need them (the einsum casts its operand once), and the declaration has no body to retype.
+// CHECK-LABEL: func.func private @declared(!mtf.tensor<b=2, f32>) -> !mtf.tensor<b=2, f32>
+// CHECK-LABEL: func.func @first
+// CHECK-NEXT: %0 = "mtf.exp"(%arg0) : (!mtf.tensor<b=2, f32>) -> !mtf.tensor<b=2, f32>
+// CHECK-LABEL: func.func @second
+// CHECK-NEXT: %0 = "mtf.cast"(%arg0) : (!mtf.tensor<b=2, d=2, f32>) -> !mtf.tensor<b=2, d=2, bf16>
+// CHECK-NEXT: %1 = "mtf.einsum"(%0, %0) : ({{.*}}) -> !mtf.tensor<b=2, bf16>
+// CHECK-NEXT: %2 = "mtf.cast"(%1) : (!mtf.tensor<b=2, bf16>) -> !mtf.tensor<b=2, f32>
+// CHECK-NEXT: return %2 : !mtf.tensor<b=2, f32>
+func.func private @declared(%a: !mtf.tensor<b=2, f32>) -> !mtf.tensor<b=2, f32>
+func.func @first(%x: !mtf.tensor<b=2, f32>) -> !mtf.tensor<b=2, f32> {
+  %0 = "mtf.exp"(%x) : (!mtf.tensor<b=2, f32>) -> !mtf.tensor<b=2, f32>
+  return %0 : !mtf.tensor<b=2, f32>
+}
+func.func @second(%x: !mtf.tensor<b=2, d=2, f32>) -> !mtf.tensor<b=2, f32> {
+  %0 = "mtf.einsum"(%x, %x) : (!mtf.tensor<b=2, d=2, f32>, !mtf.tensor<b=2, d=2, f32>) -> !mtf.tensor<b=2, f32>
+  return %0 : !mtf.tensor<b=2, f32>
+}
