@@ -364,6 +364,9 @@ def summary_markdown(runs: list[tuple[str, dict]]) -> str:
     said = ("Target (issue 28): step time ≤ 1.0× at the README size on one device." if single else
             "Targets (issue 12): step time ≤ 1.0× at the README size and ≤ 0.97× at the bigger sizes, "
             "memory per device ≤ 1.0×.")
+    if runs[0][1]["meta"].get("precision", "f32") != "f32":
+        targets, said = {}, ("Under the bf16 policy (issue 29), against the same policy written by hand in jax; "
+                             "no target of its own.")
     lines = [
         "# The LM training step, MeshIR vs jax.jit: repeated runs",
         "",
@@ -393,8 +396,8 @@ def summary_markdown(runs: list[tuple[str, dict]]) -> str:
 
 
 def _layout_flag(meta: dict) -> str:
-    layout = meta.get("layout", DEFAULT_LAYOUT)
-    return "" if layout == DEFAULT_LAYOUT else f" --layout {layout}"
+    layout, precision = meta.get("layout", DEFAULT_LAYOUT), meta.get("precision", "f32")
+    return ("" if layout == DEFAULT_LAYOUT else f" --layout {layout}") + ("" if precision == "f32" else f" --precision {precision}")
 
 
 def _layout_text(layout: str) -> str:
@@ -411,9 +414,10 @@ def _layout_text(layout: str) -> str:
             + (f", `{said}`" if said else ", everything replicated"))
 
 
-def report_name(layout: str) -> str:
-    """lm_step for the default layout (the 4x2 targets), lm_step_<layout> otherwise."""
-    return "lm_step" if layout == DEFAULT_LAYOUT else f"lm_step_{layout}"
+def report_name(layout: str, precision: str = "f32") -> str:
+    """lm_step for the default layout (the 4x2 targets) in f32, lm_step_<layout> for another
+    layout, with _bf16 under the bf16 policy."""
+    return ("lm_step" if layout == DEFAULT_LAYOUT else f"lm_step_{layout}") + ("" if precision == "f32" else f"_{precision}")
 
 
 def markdown(meta: dict, records: list[dict]) -> str:
@@ -431,6 +435,10 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "output + temp bytes.",
         "",
     ]
+    if meta.get("precision", "f32") != "f32":
+        lines += ["Under the bf16 policy: MeshIR's step built with mi.Precision(), jax's written by hand with the same "
+                  "casts (`jax_step_fn(..., precision=\"bf16\")`, docs/precision.md); XLA:CPU widens bf16 "
+                  "collectives to f32 in the compiled HLO, so the bytes here are f32's.", ""]
     if meta.get("note"):
         lines += [meta["note"], ""]
     lines += [
@@ -482,6 +490,9 @@ def main(argv=None) -> int:
     p.add_argument("--layout", default=DEFAULT_LAYOUT, choices=LAYOUT_NAMES,
                    help="examples/lm/model.py's layout (default 2d, the 4x2 targets); results go to "
                         "lm_step_<layout>.{md,json} unless it is 2d")
+    p.add_argument("--precision", default="f32", choices=["f32", "bf16"],
+                   help="bf16: MeshIR's step under mi.Precision() against the same policy by hand in jax "
+                        "(docs/precision.md); results go to lm_step[_<layout>]_bf16.{md,json}")
     p.add_argument("--note", default="", help="a line for the report (e.g. why the rounds were reduced)")
     p.add_argument("--out", help="output folder (default: benchmarks/results, --quick: benchmarks/results/quick)")
     p.add_argument("--summarize", nargs="+", metavar="RUN_DIR",
@@ -489,7 +500,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.summarize:
         out = Path(args.out) if args.out else HERE / "results"
-        name = report_name(args.layout)
+        name = report_name(args.layout, args.precision)
         runs = [(Path(d).name, json.loads((Path(d) / f"{name}.json").read_text())) for d in args.summarize]
         (out / f"{name}_runs.md").write_text(summary_markdown(runs))
         print(f"wrote {out / f'{name}_runs.md'}")
@@ -507,15 +518,16 @@ def main(argv=None) -> int:
     for name in chosen:
         print(f"{name}: {SIZE_TEXT.get(name, name)}", flush=True)
         began = time.perf_counter()
-        rec = run_size(name, table[name], rounds, steps, split_reps, layout=args.layout)
+        rec = run_size(name, table[name], rounds, steps, split_reps, layout=args.layout, precision=args.precision)
         st, q = rec["step_time"], rec["split_ratios"]
         print(f"  MeshIR / jax.jit {st['ratio_median']:.2f}x ({_ms(st['meshir_median_s'])} vs "
               f"{_ms(st['jax_median_s'])} ms); PJRT only / jax compiled {q['pjrt_only_vs_jax_compiled']:.2f}x; "
               f"{time.perf_counter() - began:.0f} s", flush=True)
         records.append(rec)
-    meta = {**measure.machine(), "quick": args.quick, "layout": args.layout, "rounds": rounds, "steps": steps, "split_reps": split_reps,
-            "note": args.note}
-    measure.write_report(out, report_name(args.layout), {"meta": meta, "sizes": records}, markdown(meta, records))
+    meta = {**measure.machine(), "quick": args.quick, "layout": args.layout, "precision": args.precision,
+            "rounds": rounds, "steps": steps, "split_reps": split_reps, "note": args.note}
+    measure.write_report(out, report_name(args.layout, args.precision), {"meta": meta, "sizes": records},
+                         markdown(meta, records))
     return 0
 
 
