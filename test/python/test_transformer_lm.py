@@ -213,6 +213,22 @@ def test_main_runs_end_to_end(lm, tmp_path, capsys):
         assert "matplotlib is not installed" in out and not png.exists()
 
 
+def test_precision_bf16_trains_with_bf16_collectives_and_f32_checkpoints(lm, tmp_path, capsys):
+    """--precision bf16: the step says its policy, its activation collectives move bf16, the
+    loss follows the f32 run to bf16 scale, and the checkpoint holds float32."""
+    argv = TINY + QUIET + ["--steps", "3", "--checkpoint", str(tmp_path / "ckpt")]
+    assert lm.main(argv + ["--precision", "bf16"]) == 0
+    out = capsys.readouterr().out
+    assert "precision bf16: Precision(master='f32', compute='bf16', reduce='f32')" in out
+    assert re.search(r"all_reduce sum\s+\(y\)\s+bf16", out), out
+    specs = mi.Checkpoints(tmp_path / "ckpt").specs(3)
+    assert {str(dtype) for _, dtype in specs.values()} == {"float32"}
+    mixed = run(lm, "--steps", "3", "--precision", "bf16")["train_loss"]
+    plain = run(lm, "--steps", "3")["train_loss"]
+    np.testing.assert_allclose(mixed, plain, atol=2e-2)
+    assert mixed != plain
+
+
 def test_progress_bar_line(lm):
     stream = io.StringIO()
     bar = lm.progress.ProgressBar(300, stream=stream)
