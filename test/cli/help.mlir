@@ -13,6 +13,10 @@
 // CHECK: --version
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
+// CHECK-NEXT: --mtf-accumulate-wide {{ +}}An einsum whose narrow float result is only cast wider returns the wider type
+// CHECK-NEXT: --mtf-apply-precision {{ +}}Compute in a narrow float type
+// CHECK-NEXT: compute=<str>  (default: bf16)  the element type contractions and the ops that follow them compute in
+// CHECK-NEXT: function=<str>  (default: )  the entry function whose float arguments are cast at each use
 // CHECK-NEXT: --mtf-auto-layout {{ +}}Choose the layout rules of each function by a search
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
@@ -36,6 +40,7 @@
 // CHECK-NEXT: explain=<bool>  (default: false)  record on each collective why it exists
 // CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower mtf functions to StableHLO with Shardy shardings
 // CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)  explicit: per-device StableHLO {{.*}} gspmd: global StableHLO with sdy.sharding_constraint
+// CHECK-NEXT: narrow-dots=<bool>  (default: true)  bf16/f16 dot operands stay narrow with an f32 result
 // CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
