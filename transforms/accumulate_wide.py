@@ -1,13 +1,15 @@
-"""`mtf-accumulate-wide`: an einsum whose narrow result is only widened returns the wide type.
+"""`mtf-accumulate-wide`: a gradient's narrow pieces are summed, and returned, in the wide type.
 
-`cast(einsum(a, b) : bf16) : f32`, possibly with ops that only move or relabel data in
-between (broadcast, transpose, rename, reshape, layout markers), becomes `einsum(a, b) : f32`
-when the cast's result reaches a function result through sums (a gradient's pieces):
-the contraction accumulates in f32 (it did already) and keeps the f32 sum instead of rounding
-it to bf16 first. After autodiff under a mixed-precision policy this is the gradient of a
-parameter, and where that einsum sums over a split dim, the sum across devices then moves f32
-- the policy's `reduce="float32"` (mi.Precision) - in both partitioning modes, since XLA's
-partitioner, too, reduces a dot in its result type.
+A widening cast `cast(v : bf16) : f32` whose result reaches a function result through adds,
+casts and moves (in a gradient program: the pieces of a parameter's gradient) moves towards
+v's sources: an `einsum` read only there returns f32 instead (an einsum may return a wider
+float; it accumulated in f32 already), an `add` or `reduce_sum` adds in f32, and ops that only
+move or relabel data (broadcast, transpose, rename, reshape, layout markers) move f32; at
+anything else, or a value read elsewhere too, the cast stays where the value is. Where such an
+einsum sums over a split dim, the sum across devices then moves f32 - the policy's
+`reduce="float32"` (mi.Precision) - in both partitioning modes, since XLA's partitioner, too,
+reduces a dot in its result type. Activation gradients are not pieces of a result: their sums
+stay narrow.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ SUMS = ("mtf.add", "mtf.reduce_sum")
 @dataclass
 class AccumulateWidePass(ModulePass):
     NAME = "mtf-accumulate-wide"
-    SUMMARY = "An einsum whose narrow float result is only cast wider returns the wider type"
+    SUMMARY = "Sum a gradient's narrow pieces in the wider type they are cast to (einsums return it)"
 
     def apply(self, module_op) -> None:
         with module_op.context:

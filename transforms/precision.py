@@ -4,9 +4,9 @@ The program keeps its signature (parameters arrive and results leave in the type
 the *master* types); inside, each op computes in the type its class's `PRECISION` trait names
 (dialect/ops/base.py), much as `torch.autocast` sorts ops into lists:
 
-- every float argument of the entry function is cast to `compute` at each of its uses (so a
-  parameter stored split is cast before the all-gather that a use needs, and the gather moves
-  `compute` bytes);
+- every float argument of the entry function is cast to `compute` where a block first reads
+  it (so a parameter stored split is cast before the all-gather its use needs, and the gather
+  moves `compute` bytes); a range op reads it as it is;
 - "compute" ops (einsum) cast their float operands to `compute`;
 - "range" ops (exp, log, sqrt, rsqrt, pow, reduce_sum) cast narrower float operands to f32:
   softmax and layer-norm statistics and the loss keep f32's range and precision;
@@ -16,6 +16,10 @@ the *master* types); inside, each op computes in the type its class's `PRECISION
   weak types, so `x * 0.5` stays in x's type;
 - "declared" ops (casts, loops' carried values, yields, calls, returns) get the types the
   program wrote.
+
+A value is cast once per block, and a value an op only moved (rename, transpose, reshape,
+broadcast) is moved again after its source's cast: two contractions reading one value read
+one cast, so their gradients meet in the narrow type, as one sum across devices.
 
 A policy's casts are ordinary `mtf.cast` ops: autodiff differentiates them (the gradient of a
 parameter is cast back to its master type), propagation lays them out like any elementwise op.
@@ -56,7 +60,7 @@ class ApplyPrecisionPass(ModulePass):
     SUMMARY = "Compute in a narrow float type (casts at parameter uses; f32 for range ops), keeping the signature"
 
     compute: str = option("bf16", "the element type contractions and the ops that follow them compute in")
-    function: str = option("", "the entry function whose float arguments are cast at each use (default: the only public one)")
+    function: str = option("", "the entry function whose float arguments are cast where read (default: the only public one)")
 
     def apply(self, module_op) -> None:
         if self.compute not in FLOAT_TYPES:

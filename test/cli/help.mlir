@@ -13,10 +13,10 @@
 // CHECK: --version
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
-// CHECK-NEXT: --mtf-accumulate-wide {{ +}}An einsum whose narrow float result is only cast wider returns the wider type
+// CHECK-NEXT: --mtf-accumulate-wide {{ +}}Sum a gradient's narrow pieces in the wider type they are cast to (einsums return it)
 // CHECK-NEXT: --mtf-apply-precision {{ +}}Compute in a narrow float type
 // CHECK-NEXT: compute=<str>  (default: bf16)  the element type contractions and the ops that follow them compute in
-// CHECK-NEXT: function=<str>  (default: )  the entry function whose float arguments are cast at each use
+// CHECK-NEXT: function=<str>  (default: )  the entry function whose float arguments are cast where read
 // CHECK-NEXT: --mtf-auto-layout {{ +}}Choose the layout rules of each function by a search
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
