@@ -190,16 +190,16 @@ def layout_mesh(layout: str) -> mi.Mesh:
 
 
 @functools.lru_cache(maxsize=None)
-def auto_choice(cfg: model.Config) -> mi.AutoLayout:
+def auto_choice(cfg: model.Config, precision: str = "f32") -> mi.AutoLayout:
     """--layout auto: the rules mi.auto_layout chooses for the training step on the 4x2 mesh
     (time on this machine's device kind, the cost model's default), for every program."""
-    return mi.auto_layout(train_program(cfg, "auto"), keep=5)
+    return mi.auto_layout(train_program(cfg, "auto", precision), keep=5)
 
 
-def layout_of(cfg: model.Config, layout: str) -> tuple[mi.Mesh, dict]:
+def layout_of(cfg: model.Config, layout: str, precision: str = "f32") -> tuple[mi.Mesh, dict]:
     """(mesh, rules) of --layout."""
     if layout == "auto":
-        return layout_mesh(layout), dict(auto_choice(cfg).rules)
+        return layout_mesh(layout), dict(auto_choice(cfg, precision).rules)
     return model.layout(layout)
 
 
@@ -210,7 +210,7 @@ def train_program(cfg: model.Config, layout: str, precision: str = "f32") -> mi.
 
 @functools.lru_cache(maxsize=None)
 def compiled_train_step(cfg: model.Config, layout: str, precision: str = "f32"):
-    mesh, rules = layout_of(cfg, layout)
+    mesh, rules = layout_of(cfg, layout, precision)
     step = train_program(cfg, layout, precision)
     try:
         exe = mi.compile(step, layout=rules, donate=True)  # parameters and state stay on the devices
@@ -224,7 +224,7 @@ def compiled_train_step(cfg: model.Config, layout: str, precision: str = "f32"):
 def compiled_forward(cfg: model.Config, layout: str, precision: str = "f32"):
     """The forward program (results: loss, logits) for validation and generation, under the
     training's precision policy."""
-    mesh, rules = layout_of(cfg, layout)
+    mesh, rules = layout_of(cfg, layout, precision)
     try:
         return mi.compile(model.build(cfg, mesh, with_logits=True, precision=precision), layout=rules)
     except mi.MeshIRError as e:
@@ -303,7 +303,7 @@ def run(argv=None, out=None) -> dict:
         print(text, file=out, flush=True)
 
     corpus = data.load_corpus(args.corpus)
-    mesh, rules = layout_of(cfg, args.layout)
+    mesh, rules = layout_of(cfg, args.layout, args.precision)
     n_params = sum(int(np.prod([d.size for d in dims])) for dims in model.param_dims(cfg).values())
     say(f"corpus: {corpus}")
     say(f"model: {cfg.layers} layers, d_model {cfg.d_model}, {cfg.heads} heads of d_k {cfg.d_k}, d_ff {cfg.d_ff}, "
@@ -316,8 +316,8 @@ def run(argv=None, out=None) -> dict:
     if args.precision != "f32":
         say(f"precision {args.precision}: {model.PRECISIONS[args.precision]}")
     if args.layout == "auto":  # what the search chose, and why: the best candidates, cost broken down
-        say(textwrap.indent("\n".join(str(auto_choice(cfg)).splitlines()[:1] + str(auto_choice(cfg)).splitlines()[2:]),
-                            "  "))
+        choice = str(auto_choice(cfg, args.precision)).splitlines()
+        say(textwrap.indent("\n".join(choice[:1] + choice[2:]), "  "))
 
     # parameters and optimizer state: from the checkpoint (checked before compiling), or fresh
     step_prog = train_program(cfg, args.layout, args.precision)
