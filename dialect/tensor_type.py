@@ -41,6 +41,16 @@ ELEMENT_TYPES: dict[str, np.dtype] = {
     "i1": np.dtype(np.bool_),
 }
 FLOAT_TYPES = frozenset({"f32", "bf16", "f16", "f64"})
+
+
+def wider_floats(element_type: str) -> tuple[str, ...]:
+    """The float types wider than the float `element_type`, narrowest first (what it converts
+    to exactly; none for a non-float)."""
+    if element_type not in FLOAT_TYPES:
+        return ()
+    width = ELEMENT_TYPES[element_type].itemsize
+    return tuple(sorted((f for f in FLOAT_TYPES if ELEMENT_TYPES[f].itemsize > width),
+                        key=lambda f: ELEMENT_TYPES[f].itemsize))
 INTEGER_TYPES = frozenset({"i32", "i64"})
 
 #: Sizes, element and byte counts must fit XLA's int64 shapes (larger ones abort it).

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from meshir._jax_private import ir
 from meshir.dialect.ops import OP_CLASSES
-from meshir.dialect.ops.contraction import WIDER_FLOATS, EinsumOp
+from meshir.dialect.ops.contraction import EinsumOp
 from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.ops.shape import _SameElementOp
-from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.tensor_type import TensorType, wider_floats
 
 from .registry import ModulePass, register_pass
 
@@ -76,7 +76,7 @@ def _collect(op, casts: list) -> None:
 
 def _widen(cast) -> None:
     source, wide = _elem(cast.operands[0]), _elem(cast.results[0])
-    if wide not in WIDER_FLOATS.get(source, ()):
+    if wide not in wider_floats(source):
         return
     widened = _in_wide(cast.operands[0], wide, cast)
     cast.results[0].replace_all_uses_with(widened)

@@ -35,22 +35,19 @@ from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.ops.loops import ScanOp
 from meshir.dialect.ops.shape import _SameElementOp
 from meshir.dialect.signature import entry_function, functions
-from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType
+from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType, wider_floats
 
 from .registry import ModulePass, option, register_pass
 
 #: The type range ops compute in when their operands are narrower.
 RANGE_TYPE = "f32"
-_RANK = {"f16": 1, "bf16": 1, "f32": 2, "f64": 3}
 
 
 def promote(a: str, b: str) -> str:
     """The float type both `a` and `b` convert to exactly: the wider; bf16 with f16 is f32."""
-    if a == b:
+    if a == b or a in wider_floats(b):
         return a
-    if _RANK[a] == _RANK[b]:
-        return RANGE_TYPE
-    return a if _RANK[a] > _RANK[b] else b
+    return b if b in wider_floats(a) else RANGE_TYPE
 
 
 @register_pass
@@ -168,7 +165,7 @@ class _Retyping:
         else:
             strong = [_elem(v) for v in values if v not in self.weak]
             if kind == "range":
-                strong = [promote(e, RANGE_TYPE) if _RANK[e] < _RANK[RANGE_TYPE] else e for e in strong]
+                strong = [promote(e, RANGE_TYPE) for e in strong]
             if not strong:  # only weak operands: a weak result, types as written
                 self.weak.update(op.results)
                 return

@@ -4,13 +4,8 @@ from __future__ import annotations
 from ..diagnostics import VerifyError
 from .base import MtfOp, mtf_op, names_text, same_element_type, same_sizes
 from .base import same_type_operand
+from ..tensor_type import wider_floats
 from .elementwise import NUMERIC
-
-
-#: Float operand type -> the wider result types an einsum may return: it then accumulates and
-#: returns that type (StableHLO's dot_general with a wider result, JAX's
-#: preferred_element_type), so a sum across devices moves the wide type (mi.Precision).
-WIDER_FLOATS = {"bf16": ("f32", "f64"), "f16": ("f32", "f64"), "f32": ("f64",)}
 
 
 @mtf_op
@@ -39,8 +34,12 @@ class EinsumOp(MtfOp):
         elem = same_element_type(types)
         if elem not in NUMERIC:
             raise VerifyError(f"einsum needs numeric operands, got {elem}")
-        if result.element_type != elem and result.element_type not in WIDER_FLOATS.get(elem, ()):
-            wider = f" or a wider float ({', '.join(WIDER_FLOATS[elem])})" if elem in WIDER_FLOATS else ""
+        # A float einsum may return a wider float: it then accumulates and returns that type
+        # (StableHLO's dot_general with a wider result, JAX's preferred_element_type), so a
+        # sum across devices moves the wide type (mi.Precision).
+        wider_types = wider_floats(elem)
+        if result.element_type != elem and result.element_type not in wider_types:
+            wider = f" or a wider float ({', '.join(wider_types)})" if wider_types else ""
             raise VerifyError(f"result element type must be {elem}{wider}, got {result.element_type}")
         available = {n for t in types for n in t.names}
         missing = [n for n in result.names if n not in available]

@@ -62,8 +62,6 @@ def interpret(program_or_module, *args, function: str | None = None, **inputs):
 
     module = checks.module_of(program_or_module, "the program of mi.interpret")
     function = checks.optional_name(function, "function")
-    policy = precision.program_default(module) if function is None else None
-    if policy is not None:  # a program built with a mixed-precision policy computes under it
-        precision.check_arguments(module, policy, what="the program of mi.interpret")
-        module = precision.applied(module, policy)
+    if function is None:  # a program built with a mixed-precision policy computes under it
+        module, _ = precision.under_default(module, "the program of mi.interpret")
     return _interpret(module, *args, function=function, **inputs)

@@ -116,10 +116,8 @@ def prepared_source(program_or_module, mesh, function, drop_update_sharding: boo
 
     source = checks.module_of(program_or_module, "the program to compile")
     function = checks.optional_name(function, "function")
-    policy = policies.program_default(source) if function is None else None
-    if policy is not None:  # a program built with a mixed-precision policy computes under it
-        policies.check_arguments(source, policy, what="the program to compile")
-        source = policies.applied(source, policy)
+    if function is None:  # a program built with a mixed-precision policy computes under it
+        source, _ = policies.under_default(source, "the program to compile")
     with get_context():
         source = _with_mesh(source.operation.clone(), mesh, function)
         inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only

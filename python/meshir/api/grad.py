@@ -77,11 +77,8 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
     elif isinstance(wrt, str) or not isinstance(wrt, (list, tuple)):
         wrt = [wrt]
     wrt = tuple(_argument_name(program, w) for w in wrt)
-    policy = precision.program_default(source)
-    if policy is not None:
-        precision.check_arguments(source, policy, wrt, "the program to differentiate")
-        module = precision.applied(source, policy)
-    else:
+    module, policy = precision.under_default(source, "the program to differentiate", wrt)
+    if policy is None:
         with get_context():
             module = source.operation.clone()
     try:

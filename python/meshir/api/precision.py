@@ -16,16 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meshir._jax_private import ir
 from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, get_context
-from meshir.dialect.signature import entry_function, signature
-from meshir.dialect.tensor_type import FLOAT_TYPES
+from meshir.dialect.ops.elementwise import CastOp
+from meshir.dialect.signature import entry_function, refresh_function_type, signature
+from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType, wider_floats
 
 from . import checks
 from .locations import located_error
 
 #: The function attribute that holds a program's default policy.
 ATTRIBUTE = "mtf.precision"
-_WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 
 
 @dataclass(frozen=True, init=False)
@@ -51,7 +52,7 @@ class Precision:
             raise located_error(f"mi.Precision compute {compute!r}: float16 needs loss scaling to keep small "
                                 "gradients, which MeshIR does not do; use bfloat16 (same width, f32's range)",
                                 MeshIRValueError)
-        if _WIDTH[m] < _WIDTH[c] or (_WIDTH[m] == _WIDTH[c] and m != c):
+        if m != c and m not in wider_floats(c):
             raise located_error(f"mi.Precision master {master!r} is narrower than compute {compute!r}: parameters "
                                 "must be stored at least as wide as they compute", MeshIRValueError)
         if r not in (c, m):
@@ -83,8 +84,6 @@ def check(value, what: str) -> Precision | None:
 
 def program_default(module) -> Precision | None:
     """The policy a program was built with (`mi.Program(..., precision=)`), if any."""
-    from meshir._jax_private import ir
-
     try:
         fn = entry_function(module)
     except MeshIRError:  # no single entry: whoever needs one says so
@@ -96,8 +95,6 @@ def program_default(module) -> Precision | None:
 
 def set_default(module, policy: Precision | None) -> None:
     """Record `policy` as the program's default on its entry function (None: remove it)."""
-    from meshir._jax_private import ir
-
     fn = entry_function(module)
     if policy is None:
         if ATTRIBUTE in fn.attributes:
@@ -137,22 +134,28 @@ def applied(module, policy: Precision):
     return result
 
 
-def narrow_gradient_results(module, policy: Precision, first: int = 1) -> None:
-    """With `reduce` equal to `compute`: results from `first` on that are a cast of a
-    `compute` value up to `master` (a gradient's last step) return the `compute` value, so
-    mi.train_step sums it across devices - all-reduced or reduce-scattered onto the update
-    layout - before casting it up."""
-    from meshir._jax_private import ir
-    from meshir.dialect.ops.elementwise import CastOp
-    from meshir.dialect.signature import refresh_function_type
-    from meshir.dialect.tensor_type import TensorType
+def under_default(module, what: str, names=None):
+    """(`module` computing under the policy it was built with - a copy - and that policy), or
+    (`module`, None) when it has none. The arguments (those in `names`) must be stored in the
+    policy's master type; `what` names the program in that error."""
+    policy = program_default(module)
+    if policy is None:
+        return module, None
+    check_arguments(module, policy, names, what)
+    return applied(module, policy), policy
 
+
+def narrow_gradient_results(module, policy: Precision) -> None:
+    """With `reduce` equal to `compute`: the gradients (the results after the value) that are
+    a cast of a `compute` value up to `master` (a gradient's last step) return the `compute`
+    value, so mi.train_step sums it across devices - all-reduced or reduce-scattered onto the
+    update layout - before casting it up."""
     if not policy.mixed or policy.reduce != policy.compute:
         return
     fn = entry_function(module)
     ret = list(fn.regions[0].blocks[0].operations)[-1].operation
     with module.context:
-        for i in range(first, len(ret.operands)):
+        for i in range(1, len(ret.operands)):
             value = ret.operands[i]
             owner = value.owner.operation if isinstance(value, ir.OpResult) else None
             if owner is not None and owner.name == CastOp.OPERATION_NAME \

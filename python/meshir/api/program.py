@@ -74,8 +74,7 @@ class Program:
             rules = layout_rules_attr(layout, self.mesh)
             if len(rules):
                 self.function.attributes["mtf.layout_rules"] = rules
-            if self.precision is not None:
-                self.function.attributes[policies.ATTRIBUTE] = ir.StringAttr.get(self.precision.to_text())
+            policies.set_default(self._module, self.precision)
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> "Program":
