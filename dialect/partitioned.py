@@ -75,17 +75,18 @@ def _problem(op, mesh) -> str | None:
         for t in operands + results:
             if t.dim(dim).axes:
                 return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}{why}"
-    problem = _layouts_disagree(op, operands, results[0], mesh_shape, halos)
+    problem = _layouts_disagree(op, operands, results, mesh_shape, halos)
     if problem:
         return problem
-    axes, reduction = result_partial(op, operands, results[0])
-    if (results[0].partial, results[0].partial_reduction if results[0].partial else "sum") != (axes, reduction if axes else "sum"):
-        return f"result must be pending over {format_axes(axes) if axes else 'no axes'}, got {results[0]}"
+    for result in results:  # the pieces of a split are pending alike
+        axes, reduction = result_partial(op, operands, result)
+        if (result.partial, result.partial_reduction if result.partial else "sum") != (axes, reduction if axes else "sum"):
+            return f"result must be pending over {format_axes(axes) if axes else 'no axes'}, got {result}"
     return None
 
 
-def _layouts_disagree(op, operands, result, mesh_shape, halos) -> str | None:
-    factors = op.FACTORS
+def _layouts_disagree(op, operands, results, mesh_shape, halos) -> str | None:
+    factors, result = op.FACTORS, results[0]
     if factors == "positional":
         src = operands[0]
         if [d.axes for d in src.dims] != [d.axes for d in result.dims]:
@@ -101,7 +102,7 @@ def _layouts_disagree(op, operands, result, mesh_shape, halos) -> str | None:
     skip = (set(op.whole_dims()) - set(halos)) | set(op.lookup_dims())
     seen: dict[str, tuple] = {}
     owner: dict[str, str] = {}
-    for t in operands + [result]:
+    for t in operands + results:
         for d in t.dims:
             if d.name in skip:
                 continue

@@ -16,16 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
-from meshir.dialect.ops import OP_CLASSES
-from meshir.dialect.ops.contraction import EinsumOp
+from meshir.dialect.ops import BINARY_CLASSES, OP_CLASSES
+from meshir.dialect.ops.contraction import EinsumOp, ReduceSumOp
 from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.ops.shape import _SameElementOp
 from meshir.dialect.tensor_type import TensorType, wider_floats
 
 from .registry import ModulePass, register_pass
 
+#: `mtf.add`'s class (generated, dialect/ops/elementwise.py): a gradient is the sum of its pieces.
+ADD = BINARY_CLASSES["add"]
 #: Ops through which a widening cast moves to the summands: the sum is computed wide.
-SUMS = ("mtf.add", "mtf.reduce_sum")
+SUMS = (ADD, ReduceSumOp)
 
 
 @register_pass
@@ -60,7 +62,7 @@ def _feeding_results(module_op) -> set:
         found.add(value)
         owner = value.owner
         cls = OP_CLASSES.get(getattr(owner, "name", None))
-        if cls is not None and (cls.OPERATION_NAME in ("mtf.add", CastOp.OPERATION_NAME) or _moves_only(cls)):
+        if cls is not None and (cls in (ADD, CastOp) or _moves_only(cls)):
             work += list(owner.operands)
     return found
 
@@ -94,7 +96,7 @@ def _in_wide(value, wide: str, user):
         return owner.operands[0]
     if cls is EinsumOp:
         pass
-    elif cls.OPERATION_NAME in SUMS or (_moves_only(cls) and len(owner.operands) == 1):
+    elif cls in SUMS or (_moves_only(cls) and len(owner.operands) == 1):
         for i, operand in enumerate(owner.operands):
             owner.operands[i] = _in_wide(operand, wide, owner)
     else:

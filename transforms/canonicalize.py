@@ -69,7 +69,7 @@ def _rewrite_block(block) -> bool:
                 changed |= _rewrite_block(inner)
         cls = OP_CLASSES.get(op.operation.name)
         replacement = None
-        if cls is not None and len(op.operation.results) == 1 and not len(op.operation.regions):
+        if cls is not None and len(op.operation.results) and not len(op.operation.regions):
             # (an op with a body, a loop, is not merged: its key would have to compare bodies)
             replacement = _canonical_value(op, cls, seen, kept)
         changed |= _settle(op, replacement, kept)
@@ -77,19 +77,23 @@ def _rewrite_block(block) -> bool:
 
 
 def _settle(op, replacement, kept: set) -> bool:
-    """Keep `op` (no replacement), or give its uses `replacement` and erase it; whether it went."""
+    """Keep `op` (no replacement), or give its uses `replacement` (a value, or a list of one
+    per result) and erase it; whether it went."""
     if replacement is None:
         kept.add(op.operation)
         return False
-    op.operation.results[0].replace_all_uses_with(replacement)
+    replacements = replacement if isinstance(replacement, list) else [replacement]
+    for result, value in zip(op.operation.results, replacements, strict=True):
+        result.replace_all_uses_with(value)
     op.operation.erase()
     return True
 
 
 def _canonical_value(op, cls, seen: dict, kept: set):
-    """The value that replaces `op`'s result (a fold, or an identical earlier op's), or None
-    when `op` stays (and is then recorded for CSE)."""
-    value = op.fold()
+    """The value that replaces `op`'s result (a fold, or an identical earlier op's; a list of
+    its results for an op with several), or None when `op` stays (and is then recorded for CSE)."""
+    several = len(op.operation.results) > 1
+    value = None if several else op.fold()
     if value is not None:
         made = _new_op(value, op, kept)
         if made is not None:  # a fold may build one op (the one reshape of two): canonicalize it too
@@ -102,7 +106,7 @@ def _canonical_value(op, cls, seen: dict, kept: set):
     key = _cse_key(op.operation)
     other = seen.get(key)
     if other is not None:
-        return other.operation.results[0]
+        return list(other.operation.results) if several else other.operation.results[0]
     seen[key] = op
     return None
 

@@ -4,15 +4,17 @@ The reshard planner, `mtf-insert-collectives` (each collective's `bytes_per_devi
 reports call only this module; nothing else estimates cost.
 
 **Bytes** (ring algorithms over a group of n devices, from the operand's shard; the formula
-of docs/partitioning.md): an all_gather sends (n-1) shards, an all_reduce 2(n-1)/n of the
+of docs/partitioning.md, which each collective class states as its `ring_bytes`,
+dialect/ops/collectives.py): an all_gather sends (n-1) shards, an all_reduce 2(n-1)/n of the
 shard, a reduce_scatter and an all_to_all (n-1)/n; all_slice sends nothing; a
 collective_permute sends the whole shard; a halo exchange (a shift along a split dim) sends
 only the boundary rows its neighbours read (`halo_bytes`).
 
 **Time** (α–β, per mesh axis): a collective over axes whose links have latency α and
 bandwidth β takes `steps·α + bytes/β` (a link may have a second, large-message β for the
-bytes beyond a threshold: `AxisLink.bytes_seconds`), with the ring's step count (n-1 for all_gather,
-reduce_scatter and all_to_all, 2(n-1) for all_reduce, 1 for a permute). Over several axes it
+bytes beyond a threshold: `AxisLink.bytes_seconds`), with the ring's step count (the class's
+`ring_steps`: n-1 for all_gather, reduce_scatter and all_to_all, 2(n-1) for all_reduce, 1 for
+a permute, none for all_slice or a halo exchange). Over several axes it
 goes at its slowest link (largest α, smallest β). A user who says that `x` is slow
 (inter-host) and `y` fast gets plans that may send more bytes over `y` to send fewer over
 `x`: `CostModel(objective="time", links={"x": AxisLink(...), ...})`.
@@ -46,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from meshir.dialect.diagnostics import MeshIRValueError
+from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.tensor_type import TensorType
 
 if TYPE_CHECKING:
@@ -133,33 +136,33 @@ def group_size(axes, mesh_shape: dict[str, int]) -> int:
     return math.prod(mesh_shape[a] for a in axes)
 
 
-def _kind(kind: str) -> str:
-    return kind.replace("-", "_")
+#: The collective op classes by kind (`_CollectiveOp.kind`: "all_reduce", ...).
+COLLECTIVES = {cls.kind(): cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE}
+#: The compile report's kind for an op's own exchange of rows with its neighbours (a shift
+#: along a split dim; dialect/halo.py): not a collective op; its bytes are `halo_bytes`, and
+#: its time their bandwidth term alone (no ring steps).
+HALO_EXCHANGE = "halo_exchange"
+
+
+def collective_class(kind: str) -> type:
+    """The collective op class of `kind`: its op name without the dialect ("all_reduce") or
+    HLO's dashed spelling ("all-reduce"); MeshIRValueError for any other."""
+    cls = COLLECTIVES.get(kind.replace("-", "_"))
+    if cls is None:
+        raise MeshIRValueError(f"unknown collective kind {kind!r} (expected one of {', '.join(sorted(COLLECTIVES))})")
+    return cls
 
 
 def ring_bytes(kind: str, shard: int, n: int) -> int:
     """Bytes one device sends for collective `kind` (all_reduce, all_gather, ...; HLO's
     dashed spellings too) over a group of `n` devices, its operand shard being `shard` bytes."""
-    kind = _kind(kind)
-    if kind == "all_reduce":
-        return 2 * (n - 1) * shard // n
-    if kind == "all_gather":
-        return (n - 1) * shard
-    if kind in ("reduce_scatter", "all_to_all"):
-        return (n - 1) * shard // n
-    if kind == "collective_permute":
-        return shard
-    return 0
+    return collective_class(kind).ring_bytes(shard, n)
 
 
 def ring_steps(kind: str, n: int) -> int:
-    """Latency-bound steps of collective `kind` over `n` devices (a ring)."""
-    kind = _kind(kind)
-    if kind == "all_reduce":
-        return 2 * (n - 1)
-    if kind in ("all_gather", "reduce_scatter", "all_to_all"):
-        return n - 1
-    return 1 if kind == "collective_permute" else 0
+    """Latency-bound steps of collective `kind` over `n` devices (a ring); none for a halo
+    exchange."""
+    return 0 if kind == HALO_EXCHANGE else collective_class(kind).ring_steps(n)
 
 
 def collective_bytes(kind: str, operand: TensorType, axes, mesh_shape: dict[str, int]) -> int:
@@ -253,15 +256,17 @@ class CostModel:
 
     def price(self, kind: str, shard: int, axes, mesh_shape: dict[str, int]) -> Cost:
         """The cost of one collective `kind` over `axes` whose operand shard is `shard` bytes."""
-        n = group_size(axes, mesh_shape)
-        sent = ring_bytes(kind, shard, n)
-        return Cost(sent, 1, self.sent_seconds(kind, sent, axes, mesh_shape))
+        n, op = group_size(axes, mesh_shape), collective_class(kind)
+        sent = op.ring_bytes(shard, n)
+        return Cost(sent, 1, self._seconds(op.ring_steps(n), sent, axes))
 
     def sent_seconds(self, kind: str, sent: int, axes, mesh_shape: dict[str, int]) -> float:
         """α–β seconds of collective `kind` over `axes` sending `sent` bytes per device: at its
         slowest link (the largest latency, the slowest bytes term)."""
+        return self._seconds(ring_steps(kind, group_size(axes, mesh_shape)), sent, axes)
+
+    def _seconds(self, steps: int, sent: int, axes) -> float:
         links = [self.link(a) for a in axes] or [self.default_link()]
-        steps = ring_steps(kind, group_size(axes, mesh_shape))
         return steps * max(k.latency_s for k in links) + max(k.bytes_seconds(sent) for k in links)
 
     def memory(self, module, function: str | None = None):

@@ -29,7 +29,7 @@ from meshir.dialect.halo import split_halos
 from meshir.dialect.linearity import lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.ops import OP_CLASSES, LoopOp, is_collective
+from meshir.dialect.ops import LoopOp, ShardOp, YieldOp, is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY, WHOLE_KEY, Provenance, carried
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
@@ -45,7 +45,7 @@ from .collectives.provenance import (
     written_provenance,
 )
 from .collectives.reshard_plan import plan_reshard
-from .cost_model import CostModel, collective_bytes, halo_bytes
+from .cost_model import HALO_EXCHANGE, CostModel, collective_bytes, halo_bytes
 from .cost_model_options import CostModelOptions
 from .registry import IRForm, ModulePass, option, register_pass
 
@@ -110,16 +110,15 @@ class _FunctionRewriter:
 
     def _rewrite_block(self, block) -> None:
         for op in list(block.operations):
-            name = op.operation.name
-            if name in ("func.return", "mtf.yield"):
+            if isinstance(op, YieldOp) or op.operation.name == "func.return":
                 self._rewrite_return(op)
-            elif name == "mtf.shard":
+            elif isinstance(op, ShardOp):
                 self._rewrite_shard(op)
             elif is_collective(op):
                 self._record_bytes(op)
             elif isinstance(op, LoopOp):
                 self._rewrite_loop(op)
-            elif name.startswith("mtf."):
+            elif op.operation.name.startswith("mtf."):
                 self._rewrite_compute(op)
 
     def _rewrite_loop(self, op) -> None:
@@ -162,7 +161,7 @@ class _FunctionRewriter:
             attrs["bytes_per_device"] = to_attribute(step.bytes_per_device)
             if recorded is not None:
                 attrs[PROVENANCE_ATTR] = recorded
-            op = OP_CLASSES["mtf." + step.kind](step.result, [value], attrs, loc=loc, ip=ip)
+            op = step.op(step.result, [value], attrs, loc=loc, ip=ip)
             if recorded is not None:
                 self.remarks.append(remark(op, step.bytes_per_device, why))
             value = op.result
@@ -198,10 +197,9 @@ class _FunctionRewriter:
 
     def _record_bytes(self, op) -> None:
         if "bytes_per_device" not in op.operation.attributes:
-            kind = op.operation.name.split(".", 1)[1]
             axes = op.attr("axes") if "axes" in op.ATTRIBUTES else tuple(self.mesh)
             op.operation.attributes["bytes_per_device"] = to_attribute(
-                collective_bytes(kind, op.input_type, axes, self.mesh))
+                collective_bytes(op.kind(), op.input_type, axes, self.mesh))
         if self.explain and PROVENANCE_ATTR not in op.operation.attributes:
             why = written_provenance(op, op.changed_dims())
             op.operation.attributes[PROVENANCE_ATTR] = why.to_attribute()
@@ -223,7 +221,8 @@ class _FunctionRewriter:
                 op.operation.operands[k] = self._reduced(v, op, loc, name, f"{name} is one of several uses of a pending "
                                                                           "value, which is reduced once and shared")
         types = [_type(v) for v in op.operation.operands]
-        for k, lazy in enumerate(lazy_operands(op, types, _type(op.result))):
+        result = _type(op.operation.results[0])  # several results (split's pieces) are pending alike
+        for k, lazy in enumerate(lazy_operands(op, types, result)):
             if types[k].partial and not lazy:
                 op.operation.operands[k] = self._reduced(op.operation.operands[k], op, loc, name,
                                                          f"{name} cannot compute on a pending value")
@@ -253,7 +252,7 @@ class _FunctionRewriter:
             if self.explain:
                 exchange = halo_exchange(op, tuple(halos), why)
                 attrs[PROVENANCE_ATTR] = exchange.to_attribute()
-                self.remarks.append(remark(op, sent, exchange, "halo_exchange"))
+                self.remarks.append(remark(op, sent, exchange, HALO_EXCHANGE))
         else:
             for name in ("bytes_per_device", PROVENANCE_ATTR):
                 if name in attrs:

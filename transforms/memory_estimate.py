@@ -37,15 +37,6 @@ from meshir.dialect.tensor_type import TensorType
 from .cost_model import shard_bytes
 from .shard_update import update_split
 
-#: Ops whose results XLA fuses into their consumers (elementwise and layout-only ops); the
-#: elementwise family is recognised by its class, these by name.
-FUSED = frozenset({"mtf.broadcast", "mtf.rename", "mtf.reshape", "mtf.transpose", "mtf.constant", "mtf.iota",
-                   "mtf.stop_gradient"})
-#: Ops that read materialized operands: a fused value they read becomes a buffer.
-MATERIALIZE_OPERANDS = frozenset({"mtf.einsum", "mtf.gather", "func.return", "mtf.yield"})
-#: Ops whose result may take over the buffer of an operand that dies there.
-IN_PLACE = frozenset({"mtf.all_reduce"})
-
 
 @dataclass(frozen=True)
 class TensorBytes:
@@ -79,10 +70,15 @@ class MemoryEstimate:
         return self.arguments + self.results + self.temporaries
 
 
-def _is_fused(op) -> bool:
-    from meshir.dialect.ops.elementwise import ElementwiseOp
+def _memory(op) -> str | None:
+    """The op's MEMORY trait (dialect/ops/base.py); None for another dialect's op."""
+    return getattr(op, "MEMORY", None)
 
-    return isinstance(op, ElementwiseOp) or op.operation.name in FUSED
+
+def _materializes_operands(op) -> bool:
+    """Whether a fused value `op` reads becomes a buffer (the return, too, like a yield)."""
+    return _memory(op) in ("materializes_operands", "in_place") or bool(op.operation.regions) or \
+        op.operation.name == "func.return"
 
 
 def _type(value):
@@ -123,8 +119,7 @@ class Liveness:
         # Which fused values must be materialized: read by an op that needs a buffer.
         materialized = set()
         for op in ops:
-            if op.operation.name in MATERIALIZE_OPERANDS or op.operation.regions or \
-                    op.operation.name.startswith("mtf.") and getattr(op, "IS_COLLECTIVE", False):
+            if _materializes_operands(op):
                 materialized.update(op.operation.operands)
             # a value several ops read is computed once, into a buffer (fusing it into each
             # reader would repeat the work)
@@ -135,7 +130,7 @@ class Liveness:
                 for r in roots.get(o, ()):
                     last_use[r] = i
             for res in op.operation.results:
-                if _is_fused(op) and res not in materialized:
+                if _memory(op) == "fused" and res not in materialized:
                     roots[res] = frozenset(r for o in op.operation.operands for r in roots.get(o, ()))
                 else:
                     roots[res] = frozenset((res,))
@@ -148,7 +143,7 @@ class Liveness:
             for res in new:
                 size = self.amount(res)
                 reuse = None
-                if _is_fused(op) or op.operation.name in IN_PLACE:
+                if _memory(op) in ("fused", "in_place"):
                     reuse = next((r for o in op.operation.operands for r in roots.get(o, ())
                                   if r in live and last_use.get(r) == i and live[r] == size), None)
                 if reuse is not None:
@@ -168,7 +163,7 @@ def _output_backed(block, outputs: set) -> set:
     computes them in the output's buffer, so they are not temporaries either."""
     backed = set()
     for op in block.operations:
-        if op.operation.name in IN_PLACE and op.operation.results[0] in outputs:
+        if _memory(op) == "in_place" and op.operation.results[0] in outputs:
             operand = op.operation.operands[0]
             if len(list(operand.uses)) == 1:
                 backed.add(operand)

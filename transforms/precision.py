@@ -208,11 +208,12 @@ class _Retyping:
 
 
 def _moves_only(op) -> bool:
-    """An op that only rearranges its one float operand's elements (no layout marker: a
-    parameter's marker stays where mtf-shard-update expects it)."""
+    """An op that only rearranges its one float operand's elements into one result (no
+    layout marker: a parameter's marker stays where mtf-shard-update expects it; not a split,
+    whose pieces are retyped where computed)."""
     cls = OP_CLASSES.get(op.name)
     return cls is not None and issubclass(cls, _SameElementOp) and len(op.operands) == 1 \
-        and _elem(op.operands[0]) in FLOAT_TYPES
+        and len(op.results) == 1 and _elem(op.operands[0]) in FLOAT_TYPES
 
 
 def _elem(value_or_type) -> str | None:

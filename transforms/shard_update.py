@@ -35,6 +35,7 @@ from meshir.dialect.diagnostics import located_error
 from meshir.dialect.layout_projection import axes_size
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.ops import ScanOp, ShardOp
 from meshir.dialect.signature import defined_functions, entry_function, functions, refresh_function_type, signature
 from meshir.dialect.tensor_type import TensorType, format_axes
 from meshir.dialect.walk import ops_within
@@ -86,7 +87,7 @@ def with_shard_update(passes: list, module_op, rules: LayoutRules) -> list:
 def parameter_markers(module_op) -> list:
     """The `mtf.shard` ops still waiting for this pass."""
     return [op for fn in defined_functions(module_op) for op in ops_within(fn.regions[0].blocks[0])
-            if op.operation.name == "mtf.shard" and "param_layout" in op.operation.attributes]
+            if isinstance(op, ShardOp) and "param_layout" in op.operation.attributes]
 
 
 def drop_parameter_markers(module_op) -> None:
@@ -105,7 +106,7 @@ def _scanned_dims(module_op) -> set[str]:
     out = set()
     for fn in defined_functions(module_op):
         for op in ops_within(fn.regions[0].blocks[0]):
-            if op.operation.name == "mtf.scan" and "dim" in op.operation.attributes:
+            if isinstance(op, ScanOp) and "dim" in op.operation.attributes:
                 out.add(ir.StringAttr(op.operation.attributes["dim"]).value)
     return out
 

@@ -2,12 +2,12 @@
 the layout or settle a pending partial reduction, never the global value)."""
 from __future__ import annotations
 
-from ..ops.collectives import COLLECTIVE_OP_NAMES, ShardOp
+from ..op_registry import rule
+from ..ops import OP_CLASSES
+from ..ops.collectives import ShardOp
 
 
+@rule("interpret", ShardOp, *(cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE))
 def identity(op, args):
     """The operand unchanged."""
     return args[0]
-
-
-RULES = {name: identity for name in sorted(COLLECTIVE_OP_NAMES | {ShardOp.OPERATION_NAME})}

@@ -5,10 +5,11 @@ import string
 
 import numpy as np
 
-from ..ops import OP_CLASSES
-from ..ops.contraction import ReduceOp
-from .arrays import align, is_float
 from ..diagnostics import located_error
+from ..op_registry import rule
+from ..ops import OP_CLASSES
+from ..ops.contraction import EinsumOp, ReduceOp
+from .arrays import align, is_float
 
 
 def _accumulator(dtype) -> np.dtype:
@@ -16,6 +17,7 @@ def _accumulator(dtype) -> np.dtype:
     return np.dtype(np.float64 if dtype == np.float64 else np.float32) if is_float(dtype) else np.dtype(dtype)
 
 
+@rule("interpret", EinsumOp)
 def einsum(op, args):
     """Product of all operands, summed over the names not in the result (np.einsum)."""
     types, result = op.operand_types, op.result_type
@@ -35,6 +37,7 @@ def einsum(op, args):
 REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min}
 
 
+@rule("interpret", *(cls for cls in OP_CLASSES.values() if issubclass(cls, ReduceOp)))
 def reduce(op, args):
     """The op's REDUCTION over the operand names absent from the result."""
     src, result = op.input_type, op.result_type
@@ -42,9 +45,3 @@ def reduce(op, args):
     reduced = set(op.reduced_names)
     out = REDUCE_FUNCTIONS[op.REDUCTION](x, axis=tuple(i for i, n in enumerate(src.names) if n in reduced))
     return align(out, [n for n in src.names if n not in reduced], result.names)
-
-
-RULES = {
-    "mtf.einsum": einsum,
-    **{name: reduce for name, cls in OP_CLASSES.items() if issubclass(cls, ReduceOp)},
-}

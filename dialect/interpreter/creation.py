@@ -4,14 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 from .. import random_bits
+from ..op_registry import rule
+from ..ops.creation import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp
 from .arrays import broadcast_to_type
 
 
+@rule("interpret", ConstantOp)
 def constant(op, args):
     """The `value` attribute filled or reshaped to the result (ConstantOp.values)."""
     return op.values()
 
 
+@rule("interpret", IotaOp)
 def iota(op, args):
     """Each element is its index along `dim`."""
     t = op.result_type
@@ -19,21 +23,15 @@ def iota(op, args):
     return broadcast_to_type(np.arange(t.size(dim)).astype(t.dtype), [dim], t)
 
 
+@rule("interpret", RandomUniformOp)
 def random_uniform(op, args):
     """Uniform in [minval, maxval) from (seed, global index): the same for every layout."""
     t = op.result_type
     return random_bits.uniform(op.attr("seed"), t.shape, op.attr("minval"), op.attr("maxval"), t.element_type)
 
 
+@rule("interpret", RandomNormalOp)
 def random_normal(op, args):
     """Normal(mean, stddev) from (seed, global index): the same for every layout."""
     t = op.result_type
     return random_bits.normal(op.attr("seed"), t.shape, op.attr("mean"), op.attr("stddev"), t.element_type)
-
-
-RULES = {
-    "mtf.constant": constant,
-    "mtf.iota": iota,
-    "mtf.random_uniform": random_uniform,
-    "mtf.random_normal": random_normal,
-}

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from ..ops.elementwise import BINARY_OPS, COMPARE_OPS, UNARY_OPS
+from ..op_registry import OpRegistryError, register, rule
+from ..ops.elementwise import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
 from .arrays import broadcast_to_type, is_float, widen
 
 
@@ -80,16 +81,36 @@ COMPARE_FUNCTIONS = {
 }
 
 
-def _apply(fn):
-    return lambda op, args: fn(*_operands(op, args))
+def _register_table(classes: dict, functions: dict) -> None:
+    """Register "apply `functions[n]` to the aligned operands" for each op class `classes[n]`;
+    a table that misses an op of the family, or names one it lacks, fails at import."""
+    if functions.keys() != classes.keys():
+        odd = sorted(functions.keys() ^ classes.keys())
+        raise OpRegistryError(f"the interpreter's elementwise functions do not match the ops: {', '.join(odd)}")
+    for name, cls in classes.items():
+        register("interpret", cls, _applying(functions[name]))
 
 
+def _applying(fn):
+    def apply(op, args):
+        return fn(*_operands(op, args))
+
+    return apply
+
+
+_register_table(UNARY_CLASSES, UNARY_FUNCTIONS)
+_register_table(BINARY_CLASSES, BINARY_FUNCTIONS)
+_register_table(COMPARE_CLASSES, COMPARE_FUNCTIONS)
+
+
+@rule("interpret", SelectOp)
 def select(op, args):
     """`select(cond, on_true, on_false)` with all three broadcast by name."""
     cond, on_true, on_false = (broadcast_to_type(a, t.names, op.result_type) for a, t in zip(args, op.operand_types))
     return np.where(cond, on_true, on_false)
 
 
+@rule("interpret", CastOp)
 def cast(op, args):
     """Element type conversion. To i1: x != 0. Float to integer: truncate toward zero,
     NaN -> 0, out-of-range values saturate (XLA's behaviour on CPU and GPU)."""
@@ -104,10 +125,3 @@ def cast(op, args):
         inside = np.where(np.isnan(t) | high | low, 0, t).astype(target)
         return np.where(high, info.max, np.where(low, info.min, inside)).astype(target)
     return x.astype(target)
-
-
-RULES = {f"mtf.{n}": _apply(UNARY_FUNCTIONS[n]) for n in UNARY_OPS}
-RULES.update({f"mtf.{n}": _apply(BINARY_FUNCTIONS[n]) for n in BINARY_OPS})
-RULES.update({f"mtf.{n}": _apply(COMPARE_FUNCTIONS[n]) for n in COMPARE_OPS})
-RULES["mtf.select"] = select
-RULES["mtf.cast"] = cast

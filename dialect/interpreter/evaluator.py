@@ -1,4 +1,9 @@
-"""The driver: evaluate a `func.func` of `mtf` ops on NumPy arrays, op by op."""
+"""The driver: evaluate a `func.func` of `mtf` ops on NumPy arrays, op by op.
+
+Each op runs its "interpret" rule (dispatch.py states the rule convention); the driver
+itself handles what has no rule: func.return and func.call, and `mtf.yield`, which ends a
+loop's body and returns its operands to the loop's rule (loops.py).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -6,13 +11,12 @@ import numpy as np
 from meshir._jax_private import ir
 
 from ..call_graph import recursion_error, recursive_call
-from ..diagnostics import VerifyError
+from ..diagnostics import VerifyError, located_error
 from ..ops.base import tensor_type_of
+from ..ops.loops import YieldOp
 from ..signature import entry_function, function_name, functions, signature
 from ..verifier import check_module
 from .dispatch import rule_for
-from .loops import LOOPS
-from ..diagnostics import located_error
 from .inputs import bind_arguments, check_inputs
 
 
@@ -58,16 +62,13 @@ def run_block(block, arrays: list[np.ndarray]) -> list[np.ndarray] | None:
     """Evaluate a block's ops on its arguments; what its func.return or mtf.yield returns."""
     values: dict[ir.Value, np.ndarray] = dict(zip(block.arguments, arrays))
     for op in block.operations:
-        name = op.operation.name
         operands = [values[v] for v in op.operation.operands]
-        if name in ("func.return", "mtf.yield"):
+        if isinstance(op, YieldOp) or op.operation.name == "func.return":
             return operands
-        if name == "func.call":
+        if op.operation.name == "func.call":
             results = _call(op, operands)
-        elif name in LOOPS:
-            results = LOOPS[name](op, operands, run_block)
         else:
-            results = [rule_for(op)(op, operands)]
+            results = _one_per_result(rule_for(op)(op, operands), op)
         for value, array in zip(op.operation.results, results):
             values[value] = _as_result(array, value, op)
     return None
@@ -80,6 +81,19 @@ def _call(op, operands):
         if function_name(fn) == callee:
             return _run(fn, operands)
     raise located_error(op.location, f"call to unknown function @{callee}")
+
+
+def _one_per_result(output, op) -> list:
+    """A rule's output as one array per result: it returns one array for a one-result op,
+    else a sequence of exactly as many arrays as the op has results."""
+    count = len(op.operation.results)
+    if count == 1:
+        return [output]
+    got = len(output) if isinstance(output, (list, tuple)) else None
+    if got != count:
+        what = "one array, not a sequence," if got is None else f"a sequence of {got}"
+        raise located_error(op.location, f"interpreter bug: '{op.operation.name}' produced {what} for {count} results")
+    return output
 
 
 def _as_result(array, value, op) -> np.ndarray:

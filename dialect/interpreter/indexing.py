@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..op_registry import rule
+from ..ops.indexing import GatherOp, OneHotOp
 from .arrays import align
 
 
+@rule("interpret", OneHotOp)
 def one_hot(op, args):
     """out[..., k] = (ids[...] == k) along the depth name; out-of-range ids give a zero row."""
     ids, src, result = args[0], op.input_type, op.result_type
@@ -14,6 +17,7 @@ def one_hot(op, args):
     return align(hot, list(src.names) + [depth], result.names).astype(result.dtype)
 
 
+@rule("interpret", GatherOp)
 def gather(op, args):
     """out[ids dims..., other table dims...] = table[dim = ids].
 
@@ -31,6 +35,3 @@ def gather(op, args):
     mask = align(valid, ids_type.names, names)
     rows = np.where(mask, rows, np.zeros((), rows.dtype))
     return align(rows, names, result.names)
-
-
-RULES = {"mtf.one_hot": one_hot, "mtf.gather": gather}

@@ -1,21 +1,27 @@
-"""Rules of the shape ops: broadcast, reshape, rename, transpose, slice, concat, pad, shift."""
+"""Rules of the shape ops: broadcast, reshape, rename, transpose, slice, concat, split, pad, shift."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..op_registry import rule
+from ..ops.shape import BroadcastOp, ConcatOp, PadOp, RenameOp, ReshapeOp, ShiftOp, SliceOp, SplitOp, TransposeOp
 from .arrays import align, broadcast_to_type
+from .dispatch import rule_output
 
 
+@rule("interpret", BroadcastOp)
 def broadcast(op, args):
     """Add the result's new names (replicating) and reorder by name."""
     return broadcast_to_type(args[0], op.input_type.names, op.result_type)
 
 
+@rule("interpret", ReshapeOp, RenameOp)
 def reshape(op, args):
     """Row-major reshape to the result's shape (rename is the same data under new names)."""
     return np.reshape(args[0], op.result_type.shape)
 
 
+@rule("interpret", TransposeOp)
 def transpose(op, args):
     """Reorder the axes by name."""
     return align(args[0], op.input_type.names, op.result_type.names)
@@ -25,6 +31,7 @@ def _axis(op, t, attr="dim") -> int:
     return t.index(op.attr(attr))
 
 
+@rule("interpret", SliceOp)
 def slice_(op, args):
     """The window [start, start + result size) along `dim`."""
     axis, start = _axis(op, op.input_type), op.attr("start")
@@ -32,11 +39,20 @@ def slice_(op, args):
     return np.take(args[0], np.arange(start, start + length), axis=axis)
 
 
+@rule("interpret", ConcatOp)
 def concat(op, args):
     """Join the operands along `dim` (every operand has the result's name order)."""
     return np.concatenate(args, axis=_axis(op, op.result_type))
 
 
+@rule("interpret", SplitOp)
+def split(op, args):
+    """The consecutive pieces along `dim`, one per result (concat's inverse)."""
+    pieces = np.split(args[0], op.piece_offsets()[1:], axis=_axis(op, op.input_type))
+    return rule_output(op, pieces)
+
+
+@rule("interpret", PadOp)
 def pad(op, args):
     """`low` then `high` elements of `value` around `dim`."""
     x = args[0]
@@ -45,6 +61,7 @@ def pad(op, args):
     return np.pad(x, widths, constant_values=np.asarray(op.attr("value")).astype(x.dtype))
 
 
+@rule("interpret", ShiftOp)
 def shift(op, args):
     """out[i] = in[i - offset] along `dim`; out-of-range sources give `fill`, or wrap."""
     x = args[0]
@@ -59,15 +76,3 @@ def shift(op, args):
     index[axis] = np.nonzero(keep)[0]
     out[tuple(index)] = np.take(x, src[keep], axis=axis)
     return out
-
-
-RULES = {
-    "mtf.broadcast": broadcast,
-    "mtf.reshape": reshape,
-    "mtf.rename": reshape,
-    "mtf.transpose": transpose,
-    "mtf.slice": slice_,
-    "mtf.concat": concat,
-    "mtf.pad": pad,
-    "mtf.shift": shift,
-}

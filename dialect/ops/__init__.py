@@ -25,6 +25,7 @@ from .shape import (  # noqa: F401
     ReshapeOp,
     ShiftOp,
     SliceOp,
+    SplitOp,
     TransposeOp,
 )
 

@@ -111,8 +111,10 @@ class MtfOp(ir.OpView):
     #: Attribute names among ATTRIBUTES that may be omitted.
     OPTIONAL: frozenset[str] = frozenset()
 
-    #: Number of results (ops such as top_k or sort have several; `result_types` lists them).
-    RESULTS = 1
+    #: Number of results (ops such as top_k or sort have several; `result_types` lists them);
+    #: None: one or more, as the op's types say (`mtf.split`: one result per piece). A rule
+    #: gives (a VJP takes) one value for an op with one result, else a list of one per result.
+    RESULTS: int | None = 1
     #: Number of regions (loops and calls that carry a body have one).
     REGIONS = 0
     #: Ends a region's block (`mtf.yield`); no other mtf op may end a block.
@@ -138,6 +140,9 @@ class MtfOp(ir.OpView):
     #: Attributes naming dims whose operand and result index spaces differ, so a layout does
     #: not pass through them in propagation (slice, concat, pad; a collective's changed dims).
     UNLINKED_DIM_ATTRS: tuple[str, ...] = ()
+    #: Attributes naming result dims cut into pieces of any size (split): a layout rule whose
+    #: axes do not divide a piece's size leaves that piece's dim without them (propagation).
+    PIECE_DIM_ATTRS: tuple[str, ...] = ()
     #: Attributes naming dims of the first operand looked up by index (gather): split over
     #: axes A, the local lookup leaves the result pending over A.
     LOOKUP_DIM_ATTRS: tuple[str, ...] = ()
@@ -159,6 +164,17 @@ class MtfOp(ir.OpView):
     #: written: casts, loops, yields), "weak" (a made value that takes the type of what it
     #: meets, like a JAX weak type: constants, iota, random values).
     PRECISION = "follow"
+    #: What the op's result costs in memory once XLA has fused, for the liveness walk of the
+    #: memory estimate (transforms/memory_estimate.py; the layout search's too):
+    #: "buffer" (a buffer of its own), "fused" (XLA fuses it into its users: a buffer only when
+    #: a user materializes its operands or several ops read it, and then it may take over an
+    #: operand's buffer that dies there, of the same size: elementwise and layout-only ops,
+    #: constants, iota), "materializes_operands" (a buffer, and a fused value it reads becomes
+    #: one: contractions, gather, collectives, a loop's yield; an op with a body does so too),
+    #: "in_place" (materializes its operands and, like a fused op, takes over a dying operand's
+    #: buffer; returned, it computes in the output's buffer, so an operand used only there is
+    #: no temporary: all_reduce).
+    MEMORY = "buffer"
 
     def whole_dims(self) -> list[str]:
         """The dims named by WHOLE_DIM_ATTRS."""
@@ -174,6 +190,10 @@ class MtfOp(ir.OpView):
     def unlinked_dims(self) -> set[str]:
         """The dims named by UNLINKED_DIM_ATTRS (a collective: the dims it changes)."""
         return {self.attr(a) for a in self.UNLINKED_DIM_ATTRS}
+
+    def piece_dims(self) -> list[str]:
+        """The dims named by PIECE_DIM_ATTRS."""
+        return [self.attr(a) for a in self.PIECE_DIM_ATTRS]
 
     def lookup_dims(self) -> list[str]:
         return [self.attr(a) for a in self.LOOKUP_DIM_ATTRS]
@@ -262,7 +282,10 @@ class MtfOp(ir.OpView):
         if n < lo or (hi is not None and n > hi):
             want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
             raise VerifyError(f"expects {want} operand{'s' if hi != 1 else ''}, got {n}")
-        if len(self.operation.results) != self.RESULTS:
+        if self.RESULTS is None:
+            if not self.operation.results:
+                raise VerifyError("expects at least one result, got 0")
+        elif len(self.operation.results) != self.RESULTS:
             raise VerifyError(f"expects {self.RESULTS} result{'s' if self.RESULTS != 1 else ''}, "
                               f"got {len(self.operation.results)}")
         if len(self.operation.regions) != self.REGIONS:

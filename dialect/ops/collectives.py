@@ -3,6 +3,8 @@ identity; what they change is the layout (or the pending partial reduction), and
 checks that the operand->result layout change is the one the collective performs."""
 from __future__ import annotations
 
+import functools
+
 from ..diagnostics import VerifyError
 from ..tensor_type import TensorType, format_axes
 from .base import BYTES, OP_CLASSES, MtfOp, mtf_op
@@ -105,10 +107,29 @@ class _CollectiveOp(_GlobalIdentityOp):
     CHANGED_DIM_ATTRS: tuple[str, ...] = ()
     #: Whether it completes pending reductions (its `reduction` and `axes` leave `partial`).
     COMPLETES_REDUCTION = False
+    MEMORY = "materializes_operands"
 
     @property
     def axes(self) -> tuple[str, ...]:
         return self.attr("axes")
+
+    @classmethod
+    @functools.cache
+    def kind(cls) -> str:
+        """Its op name without the dialect ("all_reduce"): what the cost model, the reshard
+        planner's steps and the compile report call it."""
+        return cls.OPERATION_NAME.split(".", 1)[1]
+
+    @classmethod
+    def ring_bytes(cls, shard: int, n: int) -> int:
+        """Bytes one device sends over a group of `n` devices (a ring), its operand shard
+        being `shard` bytes: the cost model's bytes (transforms/cost_model.py)."""
+        raise NotImplementedError(cls.OPERATION_NAME)
+
+    @classmethod
+    def ring_steps(cls, n: int) -> int:
+        """Latency-bound steps over a group of `n` devices (a ring): the cost model's α term."""
+        raise NotImplementedError(cls.OPERATION_NAME)
 
     @classmethod
     def result_of(cls, source: TensorType, attrs: dict) -> TensorType:
@@ -196,6 +217,16 @@ class AllReduceOp(_CollectiveOp):
     OPERATION_NAME = "mtf.all_reduce"
     ATTRIBUTES = {"reduction": "str", "axes": "axes", **BYTES}
     COMPLETES_REDUCTION = True
+    MEMORY = "in_place"
+
+    @classmethod
+    def ring_bytes(cls, shard, n):
+        """2(n-1)/n of the shard: a reduce_scatter, then an all_gather of the reduced pieces."""
+        return 2 * (n - 1) * shard // n
+
+    @classmethod
+    def ring_steps(cls, n):
+        return 2 * (n - 1)
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -209,6 +240,15 @@ class AllGatherOp(_CollectiveOp):
     OPERATION_NAME = "mtf.all_gather"
     ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
     CHANGED_DIM_ATTRS = ("dim",)
+
+    @classmethod
+    def ring_bytes(cls, shard, n):
+        """Its shard to each of the n-1 others."""
+        return (n - 1) * shard
+
+    @classmethod
+    def ring_steps(cls, n):
+        return n - 1
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -228,6 +268,15 @@ class AllSliceOp(_CollectiveOp):
     OPERATION_NAME = "mtf.all_slice"
     ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
     CHANGED_DIM_ATTRS = ("dim",)
+
+    @classmethod
+    def ring_bytes(cls, shard, n):
+        """Nothing: each device keeps a slice of what it holds."""
+        return 0
+
+    @classmethod
+    def ring_steps(cls, n):
+        return 0
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -253,6 +302,15 @@ class ReduceScatterOp(_CollectiveOp):
     COMPLETES_REDUCTION = True
 
     @classmethod
+    def ring_bytes(cls, shard, n):
+        """(n-1)/n of the shard: each piece but its own, to the device that keeps it."""
+        return (n - 1) * shard // n
+
+    @classmethod
+    def ring_steps(cls, n):
+        return n - 1
+
+    @classmethod
     def result_of(cls, source, attrs):
         dim = _dim(source, attrs, "dim")
         return _completed(source, attrs).with_layout({dim: _axes(source, dim) + tuple(attrs["axes"])})
@@ -270,6 +328,15 @@ class AllToAllOp(_CollectiveOp):
     OPERATION_NAME = "mtf.all_to_all"
     ATTRIBUTES = {"src_dim": "str", "dst_dim": "str", "axes": "axes", **BYTES}
     CHANGED_DIM_ATTRS = ("src_dim", "dst_dim")
+
+    @classmethod
+    def ring_bytes(cls, shard, n):
+        """(n-1)/n of the shard: each piece but its own, to the device that takes it."""
+        return (n - 1) * shard // n
+
+    @classmethod
+    def ring_steps(cls, n):
+        return n - 1
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -292,6 +359,15 @@ class CollectivePermuteOp(_CollectiveOp):
 
     OPERATION_NAME = "mtf.collective_permute"
     ATTRIBUTES = BYTES
+
+    @classmethod
+    def ring_bytes(cls, shard, n):
+        """The whole shard, to the device that holds it next."""
+        return shard
+
+    @classmethod
+    def ring_steps(cls, n):
+        return 1
 
     @classmethod
     def result_of(cls, source, attrs):

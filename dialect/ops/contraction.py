@@ -14,6 +14,7 @@ class EinsumOp(MtfOp):
 
     OPERATION_NAME = "mtf.einsum"
     PRECISION = "compute"
+    MEMORY = "materializes_operands"
     OPERANDS = (1, None)
     REDUCTION = "sum"
     WORK = "index_space"

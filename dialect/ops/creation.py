@@ -19,6 +19,7 @@ class ConstantOp(MtfOp):
 
     OPERATION_NAME = "mtf.constant"
     PRECISION = "weak"
+    MEMORY = "fused"
     FACTORS = "none"  # each value keeps the layout it is given
     OPERANDS = (0, 0)
     ATTRIBUTES = {"value": "any"}
@@ -132,6 +133,7 @@ class IotaOp(MtfOp):
 
     OPERATION_NAME = "mtf.iota"
     PRECISION = "weak"
+    MEMORY = "fused"
     FACTORS = "none"  # each value keeps the layout it is given
     OPERANDS = (0, 0)
     ATTRIBUTES = {"dim": "str"}

@@ -34,6 +34,7 @@ class ElementwiseOp(MtfOp):
     """Shared rules: result names = union of operand names, one size per name."""
 
     WORK = "result"
+    MEMORY = "fused"
 
     #: Element types the operands may have.
     OPERAND_TYPES: frozenset[str] = frozenset(NUMERIC)

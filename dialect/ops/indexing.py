@@ -44,6 +44,7 @@ class GatherOp(MtfOp):
 
     OPERATION_NAME = "mtf.gather"
     OPERANDS = (2, 2)
+    MEMORY = "materializes_operands"
     ATTRIBUTES = {"dim": "str"}
     LOOKUP_DIM_ATTRS = ("dim",)
 

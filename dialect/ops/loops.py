@@ -240,6 +240,7 @@ class YieldOp(MtfOp):
 
     OPERATION_NAME = "mtf.yield"
     PRECISION = "declared"
+    MEMORY = "materializes_operands"
     OPERANDS = (0, None)
     RESULTS = 0
     FACTORS = "none"

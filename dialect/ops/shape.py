@@ -22,6 +22,7 @@ class BroadcastOp(_SameElementOp):
 
     OPERATION_NAME = "mtf.broadcast"
     LINEAR = MOVE
+    MEMORY = "fused"
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
@@ -43,6 +44,7 @@ class ReshapeOp(_SameElementOp):
     OPERATION_NAME = "mtf.reshape"
     FACTORS = "reshape"
     LINEAR = MOVE
+    MEMORY = "fused"
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
@@ -68,6 +70,7 @@ class RenameOp(_SameElementOp):
     OPERATION_NAME = "mtf.rename"
     FACTORS = "positional"
     LINEAR = MOVE
+    MEMORY = "fused"
 
     @property
     def renaming(self) -> dict[str, str]:
@@ -93,6 +96,7 @@ class TransposeOp(_SameElementOp):
 
     OPERATION_NAME = "mtf.transpose"
     LINEAR = MOVE
+    MEMORY = "fused"
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
@@ -290,3 +294,47 @@ def _fold_pair(op, composable):
     if source.type == result.type:
         return source
     return type(op)(result.type, [source], loc=op.location, ip=ir.InsertionPoint(op)).result
+
+
+@mtf_op
+class SplitOp(_AlongDimOp):
+    """`mtf.split {dim}`: cut `dim` into consecutive pieces, one result per piece, each keeping
+    the dim's name with its piece's size (Mesh-TensorFlow's split; the inverse of concat). The
+    pieces' sizes are their types': no attribute repeats them."""
+
+    OPERATION_NAME = "mtf.split"
+    UNLINKED_DIM_ATTRS = ("dim",)
+    PIECE_DIM_ATTRS = ("dim",)
+    LINEAR = MOVE
+    ATTRIBUTES = {"dim": "str"}
+    RESULTS = None
+
+    @classmethod
+    def infer_result_type(cls, operand_types, attrs):
+        """One free-layout type per size of `attrs["sizes"]` (the builder's, not an attribute)."""
+        src, dim = operand_types[0], attrs["dim"]
+        return [src.without_layout().with_dims(Dimension(d.name, size if d.name == dim else d.size) for d in src.dims)
+                for size in attrs["sizes"]]
+
+    def fold(self):
+        """One piece, of the operand's type: nothing cut."""
+        return same_type_operand(self) if len(self.operation.results) == 1 else None
+
+    def piece_offsets(self) -> list[int]:
+        """The first index along `dim` of each piece."""
+        dim, offsets, start = self.attr("dim"), [], 0
+        for t in self.result_types:
+            offsets.append(start)
+            start += t.size(dim)
+        return offsets
+
+    def verify_op(self, mesh):
+        src, results = self.input_type, self.result_types
+        same_element_type([src] + results, "operand and results")
+        dim = self.dim_attr("dim", src)
+        for r in results:
+            self._check_other_dims(src, r, dim)
+        total = sum(r.size(dim) for r in results)
+        if total != src.size(dim):
+            sizes = ", ".join(str(r.size(dim)) for r in results)
+            raise VerifyError(f"the pieces' sizes of '{dim}' ({sizes}) sum to {total}, not to its size {src.size(dim)}")

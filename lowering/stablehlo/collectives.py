@@ -10,12 +10,31 @@ from __future__ import annotations
 
 import math
 
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import (
+    AllGatherOp,
+    AllReduceOp,
+    AllSliceOp,
+    AllToAllOp,
+    CollectivePermuteOp,
+    ReduceScatterOp,
+    ShardOp,
+)
+
 from . import builder as hlo
 from . import total_order
 from .context import FunctionLowering, op_error
 from .device import block_offset
 from .groups import permute_pairs, replica_groups
 from .types import Local
+
+
+@rule("lower", ShardOp)
+def shard(p: FunctionLowering, op) -> Local:
+    """A shard left in a function without a mesh changes nothing (there are no devices);
+    on a mesh, the partitioned verifier has refused it (explicit mode: collectives replace
+    it) or gspmd.py lowers it to its constraint."""
+    return p.operands(op)[0]
 
 
 def groups_attr(groups) -> str:
@@ -36,6 +55,7 @@ def _group_size(p: FunctionLowering, op) -> int:
     return math.prod(p.mesh.shape[a] for a in op.attr("axes"))
 
 
+@rule("lower", AllReduceOp)
 def all_reduce(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
@@ -49,6 +69,7 @@ def all_reduce(p: FunctionLowering, op) -> Local:
     return total_order.through_keys(b, x, kind, reduce)
 
 
+@rule("lower", AllGatherOp)
 def all_gather(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
@@ -58,6 +79,7 @@ def all_gather(p: FunctionLowering, op) -> Local:
     return b.op("all_gather", [x], p.shape(op.result_type), x.elem, attrs)
 
 
+@rule("lower", ReduceScatterOp)
 def reduce_scatter(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
@@ -72,6 +94,7 @@ def reduce_scatter(p: FunctionLowering, op) -> Local:
     return total_order.through_keys(b, x, kind, reduce)
 
 
+@rule("lower", AllSliceOp)
 def all_slice(p: FunctionLowering, op) -> Local:
     """Keep the device's block along `dim` of the new split over `axes`."""
     (x,) = p.operands(op)
@@ -82,6 +105,7 @@ def all_slice(p: FunctionLowering, op) -> Local:
     return hlo.dynamic_slice(b, x, starts, shape)
 
 
+@rule("lower", AllToAllOp)
 def all_to_all(p: FunctionLowering, op) -> Local:
     """Split `dst_dim` into n blocks, send block j to group member j, join what arrives
     along `src_dim` in group order."""
@@ -105,6 +129,7 @@ def pairs_attr(pairs) -> str:
     return f"dense<[{rows}]> : tensor<{len(pairs)}x2xi64>"
 
 
+@rule("lower", CollectivePermuteOp)
 def collective_permute(p: FunctionLowering, op) -> Local:
     """Each device receives the shard it must hold from a device holding it (itself when it
     already does: every device is a target, so none is left with zeros)."""
@@ -124,13 +149,3 @@ def permute(b: hlo.Builder, x: Local, pairs) -> Local:
     no target receives zeros."""
     attrs = {"source_target_pairs": pairs_attr(pairs), "channel_handle": b.channel_handle()}
     return b.op("collective_permute", [x], x.shape, x.elem, attrs)
-
-
-RULES = {
-    "mtf.all_reduce": all_reduce,
-    "mtf.all_gather": all_gather,
-    "mtf.reduce_scatter": reduce_scatter,
-    "mtf.all_slice": all_slice,
-    "mtf.all_to_all": all_to_all,
-    "mtf.collective_permute": collective_permute,
-}

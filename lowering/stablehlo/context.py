@@ -1,7 +1,9 @@
 """The state of one function's lowering, shared by the per-op rules.
 
-A rule is `rule(program, op) -> Local`: it reads its operands' shards with
-`program.operands(op)`, emits StableHLO through `program.b` and returns the result's shard.
+A rule is `rule(program, op)`, registered by op class in the "lower" (or "lower_global") slot
+of dialect/op_registry.py by its family module. It reads its operands' shards with
+`program.operands(op)`, emits StableHLO through `program.b` and returns the result's Local,
+or, for an op with several results (a loop), a list of Locals, one per result in order.
 
 A program sees either per-device shards (explicit mode: `mesh` is the function's mesh) or
 global values (`mesh` is None: a function without a mesh, or gspmd mode). Rules ask the
@@ -11,9 +13,11 @@ there is one device, every dim is whole and every block starts at 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from meshir.dialect.diagnostics import MeshIRError, located_error
 from meshir.dialect.mesh import Mesh
+from meshir.dialect.ops import YieldOp
 from meshir.dialect.tensor_type import TensorType
 
 from . import device
@@ -24,14 +28,15 @@ from .types import Local, local_shape
 @dataclass
 class FunctionLowering:
     """One program being written: its builder, the mesh it is partitioned over (None for
-    a global program) and its value map."""
+    a global program), its value map, and how its ops are lowered: `rule_for(op)` gives an
+    op's rule (None: the op has none) and `after(op, value, k)`, if given, may replace the
+    value of each op's result k. Loop bodies are lowered alike, with the function's."""
 
     b: Builder
     mesh: Mesh | None
+    rule_for: Callable
+    after: Callable | None = None
     values: dict = field(default_factory=dict)
-    #: The rules and `after` hook of the function's block, for the loop bodies nested in it.
-    rules: dict = field(default_factory=dict)
-    after: object = None
 
     def local(self, value) -> Local:
         return self.values[value]
@@ -55,26 +60,19 @@ class FunctionLowering:
         """The first global index of this program's block along every dim of `t`."""
         return device.dim_offsets(self.b, self.mesh, t)
 
-    def lower_block(self, block, rules: dict | None = None, after=None) -> list[Local]:
-        """Lower the ops of `block` with `rules` (op name -> rule; a loop body: the
-        function's); return the values of its `func.return` or `mtf.yield`. `after(op, value,
-        k)`, if given, may replace the value of each op's result k. A rule returns its
-        result's value, or a list of them (a loop)."""
-        if rules is None:
-            rules, after = self.rules, self.after
-        else:
-            self.rules, self.after = rules, after
+    def lower_block(self, block) -> list[Local]:
+        """Lower the ops of `block`; return the values of its `func.return` or `mtf.yield`."""
         for op in block.operations:
-            name = op.operation.name
-            if name in ("func.return", "mtf.yield"):
+            if isinstance(op, YieldOp) or op.operation.name == "func.return":
                 return self.operands(op)
             self.b.location = str(op.location)
-            rule = rules.get(name)
+            rule = self.rule_for(op)
             if rule is None:
                 raise op_error(op, "cannot be lowered to StableHLO (mtf-lower-to-stablehlo knows mtf ops only)")
             value = rule(self, op)
-            for k, (result, v) in enumerate(zip(op.operation.results, value if isinstance(value, list) else [value])):
-                self.values[result] = after(op, v, k) if after else v
+            values = value if isinstance(value, list) else [value]
+            for k, (result, v) in enumerate(zip(op.operation.results, values, strict=True)):
+                self.values[result] = self.after(op, v, k) if self.after else v
         raise op_error(block.owner, "has no func.return")
 
 

@@ -9,7 +9,8 @@ Floats accumulate in at least f32, as in the reference interpreter: bf16 operand
 """
 from __future__ import annotations
 
-from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import OP_CLASSES, EinsumOp
 from meshir.dialect.ops.contraction import ReduceOp
 
 from . import builder as hlo
@@ -74,7 +75,9 @@ def _contract_last(b, x: Local, xn: list[str], y: Local, yn: list[str], result_n
     return _contract_pair(b, x, xn, y, yn, keep)
 
 
+@rule("lower", EinsumOp)
 def einsum(p: FunctionLowering, op) -> Local:
+    """The literal contraction (scatter_add.py declares a special form of it)."""
     b, result = p.b, op.result_type
     keep = set(result.names)
     terms = [(v if b.narrow_dots else hlo.convert(b, v, compute_element(v.elem)), list(t.names))
@@ -119,5 +122,6 @@ def reduce_rule(partitioned_by_xla: bool = False):
     return rule
 
 
-REDUCTIONS = [name for name, cls in OP_CLASSES.items() if issubclass(cls, ReduceOp)]
-RULES = {"mtf.einsum": einsum, **dict.fromkeys(REDUCTIONS, reduce_rule())}
+#: The reduction classes (ReduceOp's subclasses), each lowered by its REDUCTION kind.
+REDUCTIONS = tuple(cls for cls in OP_CLASSES.values() if issubclass(cls, ReduceOp))
+rule("lower", *REDUCTIONS)(reduce_rule())

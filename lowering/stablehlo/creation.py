@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import ConstantOp, IotaOp
+
 from . import builder as hlo
 from .context import FunctionLowering
 from .device import INDEX
 from .types import Local
 
 
+@rule("lower", ConstantOp)
 def constant(p: FunctionLowering, op) -> Local:
     t = op.result_type
     shape = p.shape(t)
@@ -37,10 +41,8 @@ def global_iota(p: FunctionLowering, t, axis: int, elem: str = INDEX) -> Local:
     return hlo.binary(b, "add", local, hlo.scalar_to(b, offset, shape))
 
 
+@rule("lower", IotaOp)
 def iota(p: FunctionLowering, op) -> Local:
     t = op.result_type
     index = "i64" if t.element_type == "i64" else INDEX
     return hlo.convert(p.b, global_iota(p, t, t.index(op.attr("dim")), index), t.element_type)
-
-
-RULES = {"mtf.constant": constant, "mtf.iota": iota}

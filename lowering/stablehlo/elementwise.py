@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshir.dialect.ops.elementwise import BINARY_OPS, COMPARE_OPS
+from meshir.dialect.op_registry import register, rule
+from meshir.dialect.ops import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
 
 from . import builder as hlo
 from .context import FunctionLowering
 from .types import Local, compute_element, is_float
 
-UNARY = {
+#: The StableHLO op of each unary op that is one StableHLO op, by class: a name the dialect
+#: lacks fails at import, an op left out has no "lower" rule (the registry's completeness test).
+UNARY = {UNARY_CLASSES[n]: hlo_name for n, hlo_name in {
     "neg": "negate", "abs": "abs", "sign": "sign", "exp": "exponential", "log": "log",
     "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "logistic",
     "sin": "sine", "cos": "cosine", "floor": "floor", "erf": "chlo.erf",
-}
-BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-          "max": "maximum", "min": "minimum", "pow": "power"}
+}.items()}
+#: The StableHLO op of each binary op, by class likewise.
+BINARY = {BINARY_CLASSES[n]: hlo_name for n, hlo_name in {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+    "max": "maximum", "min": "minimum", "pow": "power",
+}.items()}
 
 
 def aligned_operands(p: FunctionLowering, op, widen: bool = True) -> list[Local]:
@@ -31,39 +37,50 @@ def aligned_operands(p: FunctionLowering, op, widen: bool = True) -> list[Local]
     return out
 
 
-def _unary(name: str):
-    def rule(p: FunctionLowering, op) -> Local:
+def _unary(hlo_name: str):
+    def unary(p: FunctionLowering, op) -> Local:
         (x,) = aligned_operands(p, op)
-        return hlo.convert(p.b, hlo.unary(p.b, UNARY[name], x), op.result_type.element_type)
+        return hlo.convert(p.b, hlo.unary(p.b, hlo_name, x), op.result_type.element_type)
 
-    return rule
+    return unary
 
 
-def _binary(name: str):
-    def rule(p: FunctionLowering, op) -> Local:
+def _binary(hlo_name: str):
+    def binary(p: FunctionLowering, op) -> Local:
         x, y = aligned_operands(p, op)
-        return hlo.convert(p.b, hlo.binary(p.b, BINARY[name], x, y), op.result_type.element_type)
+        return hlo.convert(p.b, hlo.binary(p.b, hlo_name, x, y), op.result_type.element_type)
 
-    return rule
+    return binary
 
 
 def _compare(direction: str):
-    def rule(p: FunctionLowering, op) -> Local:
+    def compare(p: FunctionLowering, op) -> Local:
         x, y = aligned_operands(p, op)
         return hlo.compare(p.b, direction, x, y)
 
-    return rule
+    return compare
 
 
+for _cls, _name in UNARY.items():
+    register("lower", _cls, _unary(_name))
+for _cls, _name in BINARY.items():
+    register("lower", _cls, _binary(_name))
+for _direction, _cls in COMPARE_CLASSES.items():
+    register("lower", _cls, _compare(_direction))
+
+
+@rule("lower", UNARY_CLASSES["relu"])
 def relu(p: FunctionLowering, op) -> Local:
     (x,) = aligned_operands(p, op)
     return hlo.convert(p.b, hlo.binary(p.b, "maximum", x, hlo.splat_like(p.b, 0, x)), op.result_type.element_type)
 
 
+@rule("lower", UNARY_CLASSES["stop_gradient"])
 def stop_gradient(p: FunctionLowering, op) -> Local:
     return aligned_operands(p, op, widen=False)[0]
 
 
+@rule("lower", UNARY_CLASSES["optimization_barrier"])
 def optimization_barrier(p: FunctionLowering, op) -> Local:
     """`stablehlo.optimization_barrier`: an identity XLA does not look through (XLA:CPU
     expands it before its CSE; docs/decisions.md, "Calls", says what else remat relies on)."""
@@ -71,11 +88,13 @@ def optimization_barrier(p: FunctionLowering, op) -> Local:
     return p.b.op("optimization_barrier", [x], x.shape, x.elem)
 
 
+@rule("lower", SelectOp)
 def select(p: FunctionLowering, op) -> Local:
     cond, on_true, on_false = aligned_operands(p, op, widen=False)
     return hlo.select(p.b, cond, on_true, on_false)
 
 
+@rule("lower", CastOp)
 def cast(p: FunctionLowering, op) -> Local:
     """Convert the element type. To i1: `x != 0`. Float to integer: truncate toward zero,
     NaN to 0, saturate out-of-range values (the interpreter's rule, made explicit so that
@@ -96,10 +115,3 @@ def cast(p: FunctionLowering, op) -> Local:
     y = hlo.convert(b, inside, target)
     y = hlo.select(b, high, hlo.splat_like(b, info.max, y), y)
     return hlo.select(b, low, hlo.splat_like(b, info.min, y), y)
-
-
-RULES = {f"mtf.{n}": _unary(n) for n in UNARY}
-RULES.update({f"mtf.{n}": _binary(n) for n in BINARY_OPS})
-RULES.update({f"mtf.{n}": _compare(n) for n in COMPARE_OPS})
-RULES.update({"mtf.relu": relu, "mtf.stop_gradient": stop_gradient, "mtf.optimization_barrier": optimization_barrier,
-              "mtf.select": select, "mtf.cast": cast})

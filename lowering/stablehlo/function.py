@@ -64,7 +64,7 @@ def _attrs(t: TensorType, name: str | None, mesh: Mesh | None) -> str:
     if mesh is not None:
         parts.append(f"sdy.sharding = {sharding_attr_text(t, mesh)}")
     if name is not None:
-        parts.append(f"mtf.name = {name}")
+        parts.append(f"{NAME_ATTR} = {name}")
     return " {" + ", ".join(parts) + "}" if parts else ""
 
 

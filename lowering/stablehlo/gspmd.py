@@ -11,6 +11,8 @@ whose body is the *global* program:
   (closed dims: XLA may not choose another), unless the value is already constrained alike;
 - `mtf.shard` and the collectives are identities in global semantics (the interpreter's):
   they lower to the constraint of their result's layout alone;
+- the ops whose explicit-mode rule does not suit a program XLA partitions have a
+  "lower_global" rule of their own (dialect/op_registry.py), used on a mesh in gspmd mode;
 - a pending (`partial`) value is its global sum, which the global ops compute directly; it
   gets no constraint (a sharding describes blocks of a complete value), the collective or
   layout of its consumer says where the sum is settled. Arguments and results may not be
@@ -22,32 +24,28 @@ from __future__ import annotations
 
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import OP_CLASSES, EinsumOp, OneHotOp, ShardOp
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType
 
-from . import collectives, contraction, indexing
+from . import contraction, indexing
 from .builder import Builder
 from .context import FunctionLowering
 from .types import Local, sharding_attr_text
 
-#: Ops that never change a global value: layouts and pending sums only.
-IDENTITIES = ("mtf.shard", *collectives.RULES)
 
-
-def _identity(p: FunctionLowering, op) -> Local:
+@rule("lower_global", ShardOp, *(cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE))
+def identity(p: FunctionLowering, op) -> Local:
+    """A shard or a collective never changes a global value, only its layout or pending sum."""
     return p.operands(op)[0]
 
 
-RULES = {
-    **dict.fromkeys(IDENTITIES, _identity),
-    # XLA partitions a max/min over a split dim with an all-reduce that drops NaN.
-    **dict.fromkeys(contraction.REDUCTIONS, contraction.reduce_rule(partitioned_by_xla=True)),
-    # The literal forms, not scatter_add.py's per-device peephole: XLA partitions these.
-    "mtf.einsum": contraction.einsum,
-    "mtf.one_hot": indexing.one_hot,
-}
-#: A function without a mesh has no collectives (explicit mode's error), but may hold shards.
-NO_MESH_RULES = {"mtf.shard": _identity}
+# XLA partitions a max/min over a split dim with an all-reduce that drops NaN.
+rule("lower_global", *contraction.REDUCTIONS)(contraction.reduce_rule(partitioned_by_xla=True))
+# The literal forms, not scatter_add.py's per-device peephole: XLA partitions these.
+rule("lower_global", EinsumOp)(contraction.einsum)
+rule("lower_global", OneHotOp)(indexing.one_hot)
 
 
 class Constraints:

@@ -7,6 +7,9 @@ give zero rows, and the result is a partial sum over the table's axes.
 """
 from __future__ import annotations
 
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import GatherOp, OneHotOp
+
 from . import builder as hlo
 from .builder import i64_dims
 from .context import FunctionLowering
@@ -14,7 +17,9 @@ from .creation import global_iota
 from .types import Local
 
 
+@rule("lower", OneHotOp)
 def one_hot(p: FunctionLowering, op) -> Local:
+    """The literal one-hot (scatter_add.py declares a special form that folds it away)."""
     b, src, result = p.b, op.input_type, op.result_type
     (ids,) = p.operands(op)
     shape = p.shape(result)
@@ -39,6 +44,7 @@ def gather_rows(b: hlo.Builder, table: Local, ids: Local, axis: int) -> Local:
     return b.op("gather", [table, ids], shape, table.elem, attrs)
 
 
+@rule("lower", GatherOp)
 def gather(p: FunctionLowering, op) -> Local:
     b = p.b
     table_type, ids_type = op.operand_types
@@ -59,6 +65,3 @@ def gather(p: FunctionLowering, op) -> Local:
     rows = hlo.select(b, mask, rows, hlo.splat_like(b, 0, rows))
     names = list(ids_type.names) + [n for n in table_type.names if n != dim]
     return hlo.align(b, rows, names, result.names, p.shape(result))
-
-
-RULES = {"mtf.one_hot": one_hot, "mtf.gather": gather}

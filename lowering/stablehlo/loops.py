@@ -12,6 +12,9 @@ region lowers to the while's condition.
 """
 from __future__ import annotations
 
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import ScanOp, WhileOp
+
 from . import builder as hlo
 from .context import FunctionLowering
 from .types import Local
@@ -19,6 +22,7 @@ from .types import Local
 INDEX = "i32"
 
 
+@rule("lower", ScanOp)
 def scan(p: FunctionLowering, op) -> list[Local]:
     b = p.b
     carries, xs_count, length = op.carried, op.xs_count, op.attr("length")
@@ -51,6 +55,7 @@ def scan(p: FunctionLowering, op) -> list[Local]:
     return results[1:1 + carries] + results[1 + len(operands):]
 
 
+@rule("lower", WhileOp)
 def while_(p: FunctionLowering, op) -> list[Local]:
     b = p.b
     state = p.operands(op)
@@ -94,6 +99,3 @@ def _take(b: hlo.Builder, x: Local, i: Local, axis: int) -> Local:
     sizes = tuple(1 if k == axis else n for k, n in enumerate(x.shape))
     window = hlo.dynamic_slice(b, x, [i if k == axis else zero for k in range(x.rank)], sizes)
     return hlo.reshape(b, window, tuple(n for k, n in enumerate(x.shape) if k != axis))
-
-
-RULES = {"mtf.scan": scan, "mtf.while": while_}

@@ -2,9 +2,15 @@
 
 Steps: verify the module (MeshIR's verifier, then the partitioned form of
 docs/partitioning.md in explicit mode, or gspmd.py's input check), write each function's
-StableHLO text op by op with the rules of the sibling modules (per device in explicit mode,
-on global values in gspmd mode), parse all of it in the module's context, swap the new
-functions in for the old ones, and set `mhlo.num_partitions` / `mhlo.num_replicas`.
+StableHLO text op by op with the rules the sibling modules register by op class in
+dialect/op_registry.py (per device in explicit mode, on global values in gspmd mode), parse
+all of it in the module's context, swap the new functions in for the old ones, and set
+`mhlo.num_partitions` / `mhlo.num_replicas`.
+
+Which rule lowers an op: in explicit mode, and in a function without a mesh, its "lower"
+rule (a special form first when its condition holds); in gspmd mode on a mesh, its
+"lower_global" rule where it has one. Without a mesh a collective is an error (a shard is
+the identity there, in both modes).
 """
 from __future__ import annotations
 
@@ -14,26 +20,18 @@ from meshir._jax_private import ir
 from meshir.dialect.diagnostics import located_error, raise_diagnostics
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, GSPMD, MODES, check_mode  # noqa: F401  (MODES: re-exported)
+from meshir.dialect.op_registry import class_of, lookup, rule_of
+from meshir.dialect.ops import is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import function_name, functions, is_mtf_function
 from meshir.dialect.verifier import check_module
 
-from . import collectives, contraction, creation, elementwise, gspmd, indexing, loops, random, scatter_add, shape
+# Importing a family module registers its rules.
+from . import collectives, contraction, creation, elementwise, indexing, loops, random, scatter_add, shape  # noqa: F401
+from . import gspmd
 from .builder import Builder
 from .context import FunctionLowering, op_error
 from .function import block_arguments, function_signature, function_text
-
-RULES = {
-    **elementwise.RULES,
-    **contraction.RULES,
-    **shape.RULES,
-    **creation.RULES,
-    **random.RULES,
-    **indexing.RULES,
-    **scatter_add.RULES,
-    **collectives.RULES,
-    **loops.RULES,
-}
 
 
 def lower_module(module_op, mode: str = EXPLICIT, *, verified: bool = False, narrow_dots: bool = True) -> None:
@@ -70,24 +68,39 @@ def lower_function(fn, mesh: Mesh | None, channels, mode: str = EXPLICIT, narrow
             raise op_error(fn, f"argument #{i} is pending ({t}); arguments must be complete values")
     b = Builder(channels, narrow_dots)
     manual = mode == EXPLICIT and mesh is not None
-    program = FunctionLowering(b, mesh if manual else None)
-    args = block_arguments(sig, program.mesh, b.fresh)
-    program.values.update(zip(fn.regions[0].blocks[0].arguments, args))
-    rules, after = (RULES if mesh is not None else _NO_MESH_RULES), None
-    if mode == GSPMD and mesh is not None:
-        rules, after = {**RULES, **gspmd.RULES}, gspmd.Constraints(b, mesh, sig.arg_types, args)
+    args = block_arguments(sig, mesh if manual else None, b.fresh)
+    after = None
+    if mesh is None:
+        rule_for = _rule_without_mesh
     elif mode == GSPMD:
-        rules = {**rules, **gspmd.NO_MESH_RULES}
-    results = program.lower_block(fn.regions[0].blocks[0], rules, after)
+        rule_for, after = _global_rule, gspmd.Constraints(b, mesh, sig.arg_types, args)
+    else:
+        rule_for = _rule
+    program = FunctionLowering(b, mesh if manual else None, rule_for, after)
+    program.values.update(zip(fn.regions[0].blocks[0].arguments, args))
+    results = program.lower_block(fn.regions[0].blocks[0])
     body = ["    " + line for line in b.lines]
     return function_text(sig, mesh, args, body, results, manual=manual)
 
 
+def _rule(op):
+    """Explicit mode on a mesh: the op's "lower" rule (a special form whose condition holds first)."""
+    return lookup("lower", op)
+
+
+def _global_rule(op):
+    """gspmd mode on a mesh: the op's "lower_global" rule where it has one, else its "lower" rule."""
+    return rule_of("lower_global", class_of(op)) or lookup("lower", op)
+
+
+def _rule_without_mesh(op):
+    """A function without a mesh, in either mode: the "lower" rules; a collective has no
+    devices to exchange with."""
+    return _needs_mesh if is_collective(op) else lookup("lower", op)
+
+
 def _needs_mesh(p: FunctionLowering, op):
     raise op_error(op, "is a collective but the function has no mesh")
-
-
-_NO_MESH_RULES = {**RULES, **dict.fromkeys(collectives.RULES, _needs_mesh)}
 
 
 def _num_partitions(module_op, lowered) -> int:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from meshir.dialect import random_bits as rb
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import RandomNormalOp, RandomUniformOp
 from meshir.dialect.tensor_type import ELEMENT_TYPES
 
 from . import builder as hlo
@@ -99,6 +101,7 @@ def _work(elem: str) -> tuple[str, type]:
     return ("f64", np.float64) if elem == "f64" else ("f32", np.float32)
 
 
+@rule("lower", RandomUniformOp)
 def random_uniform(p: FunctionLowering, op) -> Local:
     b, t = p.b, op.result_type
     elem = t.element_type
@@ -115,6 +118,7 @@ def random_uniform(p: FunctionLowering, op) -> Local:
     return hlo.binary(b, "minimum", values, hlo.splat_like(b, below_max, values))
 
 
+@rule("lower", RandomNormalOp)
 def random_normal(p: FunctionLowering, op) -> Local:
     b, t = p.b, op.result_type
     work, wtype = _work(t.element_type)
@@ -127,6 +131,3 @@ def random_normal(p: FunctionLowering, op) -> Local:
     scaled = hlo.binary(b, "multiply", hlo.binary(b, "multiply", hlo.splat_like(b, op.attr("stddev"), radius), radius), angle)
     values = hlo.binary(b, "add", hlo.splat_like(b, op.attr("mean"), scaled), scaled)
     return hlo.convert(b, values, t.element_type)
-
-
-RULES = {"mtf.random_uniform": random_uniform, "mtf.random_normal": random_normal}

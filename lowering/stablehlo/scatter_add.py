@@ -24,18 +24,22 @@ in every depth row of that column but their own. The lowering keeps that meaning
 gspmd mode on every input: an optimisation in the lowering must not change what the IR
 means. (jax.grad of a lookup leaves the other rows alone; matching it would be a change of
 the gather VJP's IR, e.g. an `mtf.scatter_add` op with that meaning, not of its lowering.)
-On a mesh in gspmd mode the literal form stays (gspmd.RULES): XLA partitions the global
-program and chooses collectives.
+On a mesh in gspmd mode the literal form stays (gspmd.py's "lower_global" rules): XLA
+partitions the global program and chooses collectives.
+
+Both are special forms of the "lower" slot (dialect/op_registry.py), declared with their
+condition: an einsum in scatter form, a one_hot whose only user is one; the literal
+contraction.einsum and indexing.one_hot stay the plain rules.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from meshir.dialect.ops.indexing import OneHotOp
+from meshir.dialect.op_registry import rule
+from meshir.dialect.ops import EinsumOp, OneHotOp
 from meshir.dialect.tensor_type import TensorType
 
 from . import builder as hlo
-from . import contraction, indexing
 from .builder import i64_dims
 from .context import FunctionLowering
 from .types import Local, compute_element
@@ -147,18 +151,18 @@ def with_literal_non_finite(b: hlo.Builder, summed: Local, ids: Local, updates: 
     return hlo.select(b, others_bad, hlo.splat_like(b, float("nan"), summed), summed)
 
 
-def einsum(p: FunctionLowering, op) -> Local:
-    form = scatter_form(op)
-    return lower_as_scatter(p, op, form) if form else contraction.einsum(p, op)
+@rule("lower", EinsumOp, when=scatter_form)
+def einsum_as_scatter(p: FunctionLowering, op) -> Local:
+    return lower_as_scatter(p, op, scatter_form(op))
 
 
-def one_hot(p: FunctionLowering, op) -> Local:
-    """Nothing when the one_hot's only user lowers as a scatter (it reads the ids itself)."""
+def _folded_into_scatter(op) -> bool:
+    """True when the one_hot's only user is an einsum that lowers as a scatter."""
     uses = list(op.result.uses)
-    user = uses[0].owner if len(uses) == 1 else None
-    if user is not None and user.operation.name == "mtf.einsum" and scatter_form(user) is not None:
-        return Local(_FOLDED, p.shape(op.result_type), op.result_type.element_type)
-    return indexing.one_hot(p, op)
+    return len(uses) == 1 and isinstance(uses[0].owner, EinsumOp) and scatter_form(uses[0].owner) is not None
 
 
-RULES = {"mtf.einsum": einsum, "mtf.one_hot": one_hot}
+@rule("lower", OneHotOp, when=_folded_into_scatter)
+def folded_one_hot(p: FunctionLowering, op) -> Local:
+    """Nothing: the scatter reads the ids itself."""
+    return Local(_FOLDED, p.shape(op.result_type), op.result_type.element_type)

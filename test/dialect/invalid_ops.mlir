@@ -408,6 +408,38 @@ func.func @concat_mixed_element_types(%a: !mtf.tensor<d=4, f32>, %b: !mtf.tensor
 
 // -----
 
+func.func @split_pieces_do_not_sum_to_the_dim(%a: !mtf.tensor<b=2, d=8, f32>) {
+  // expected-error @+1 {{'mtf.split' op the pieces' sizes of 'd' (4, 2) sum to 6, not to its size 8}}
+  %0:2 = "mtf.split"(%a) {dim = "d"} : (!mtf.tensor<b=2, d=8, f32>) -> (!mtf.tensor<b=2, d=4, f32>, !mtf.tensor<b=2, d=2, f32>)
+  return
+}
+
+// -----
+
+func.func @split_piece_changes_another_dim(%a: !mtf.tensor<b=2, d=8, f32>) {
+  // expected-error @+1 {{'mtf.split' op dimension 'b' changes size from 2 to 4; only 'd' may}}
+  %0:2 = "mtf.split"(%a) {dim = "d"} : (!mtf.tensor<b=2, d=8, f32>) -> (!mtf.tensor<b=2, d=4, f32>, !mtf.tensor<b=4, d=4, f32>)
+  return
+}
+
+// -----
+
+func.func @split_without_results(%a: !mtf.tensor<d=8, f32>) {
+  // expected-error @+1 {{'mtf.split' op expects at least one result, got 0}}
+  "mtf.split"(%a) {dim = "d"} : (!mtf.tensor<d=8, f32>) -> ()
+  return
+}
+
+// -----
+
+func.func @split_of_an_unknown_dim(%a: !mtf.tensor<d=8, f32>) {
+  // expected-error @+1 {{'mtf.split' op dim 'e' is not a dimension of the operand !mtf.tensor<d=8, f32>}}
+  %0 = "mtf.split"(%a) {dim = "e"} : (!mtf.tensor<d=8, f32>) -> !mtf.tensor<d=8, f32>
+  return
+}
+
+// -----
+
 func.func @pad_negative(%a: !mtf.tensor<d=4, f32>) {
   // expected-error @+1 {{'mtf.pad' op padding must be non-negative, got low=-1, high=0}}
   %0 = "mtf.pad"(%a) {dim = "d", low = -1, high = 0} : (!mtf.tensor<d=4, f32>) -> !mtf.tensor<d=3, f32>

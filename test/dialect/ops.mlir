@@ -152,6 +152,8 @@ func.func @shape_ops(%a: !mtf.tensor<b=8@x, d=16, f32>, %c: !mtf.tensor<d=16, f3
   %8 = "mtf.shift"(%a) {dim = "d", offset = 1} : (!mtf.tensor<b=8@x, d=16, f32>) -> !mtf.tensor<b=8@x, d=16, f32>
   // CHECK: "mtf.shift"(%arg0) {dim = "d", fill = 2.000000e+00 : f64, offset = -3 : i64, wrap = true} : (!mtf.tensor<b=8@x, d=16, f32>) -> !mtf.tensor<b=8@x, d=16, f32>
   %9 = "mtf.shift"(%a) {dim = "d", offset = -3, wrap = true, fill = 2.0} : (!mtf.tensor<b=8@x, d=16, f32>) -> !mtf.tensor<b=8@x, d=16, f32>
+  // CHECK: "mtf.split"(%arg0) {dim = "d"} : (!mtf.tensor<b=8@x, d=16, f32>) -> (!mtf.tensor<b=8@x, d=4, f32>, !mtf.tensor<b=8@x, d=12, f32>)
+  %10:2 = "mtf.split"(%a) {dim = "d"} : (!mtf.tensor<b=8@x, d=16, f32>) -> (!mtf.tensor<b=8@x, d=4, f32>, !mtf.tensor<b=8@x, d=12, f32>)
   return
 }
 

@@ -3,7 +3,8 @@ the Python API, with its inputs, the dims its layout rules split, and how exactl
 devices must agree with the reference interpreter.
 
 Every dim size divides 8 (and every size a slice, pad or concat produces does too), so every
-layout rule below is legal on every mesh of MESHES.
+layout rule below is legal on every mesh of MESHES; the pieces of `split_uneven_pieces` are the
+exception, by design (mi.split drops the axes a piece's size does not divide).
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import ml_dtypes
 import numpy as np
 
 import meshir as mi
+from meshir.dialect.op_registry import INTERNAL, rule_of
+from meshir.dialect.ops.elementwise import BINARY_CLASSES, UNARY_CLASSES
 
 Dim = mi.Dim
 B, D, H, K, N, G, S = Dim("b", 16), Dim("d", 32), Dim("h", 8), Dim("k", 32), Dim("n", 16), Dim("g", 8), Dim("s", 8)
@@ -166,8 +169,10 @@ def f32(name, dims, kind="normal", **kw):
     return Arg(name, tuple(dims), "f32", kind, **kw)
 
 
-# Unary: x [b, d], positive where the op needs it; the split dim alternates.
-for i, op in enumerate("neg abs exp log sqrt rsqrt tanh logistic sin cos sign floor relu stop_gradient erf".split()):
+# Unary: x [b, d], positive where the op needs it; the split dim alternates. The ops: every
+# unary op class with a public builder (the op registry's), so a new one gets a case.
+UNARY_FUNCTIONS = [rule_of("build", cls).__name__ for cls in UNARY_CLASSES.values() if rule_of("build", cls) != INTERNAL]
+for i, op in enumerate(UNARY_FUNCTIONS):
     kind = "positive" if op in ("log", "sqrt", "rsqrt") else "wide" if op in ("floor", "sign") else "zeros" if op == "abs" else "normal"
     fn = getattr(mi, op)
     case(op, op, [f32("x", [B, D], kind)], lambda m, x, fn=fn: fn(x), split=("b", "d") if i % 2 else ("d", "b"))
@@ -185,7 +190,7 @@ case("cast_f32_i1", "cast", [f32("x", [B, D], "zeros")], lambda m, x: mi.cast(x,
 
 # Binary, broadcast by name: a [b, d] op c [h, d] -> [b, d, h].
 _binary_split = [("b", "h"), ("d", "h"), ("h", "b")]
-for i, op in enumerate("add sub mul div maximum minimum pow".split()):
+for i, op in enumerate(rule_of("build", cls).__name__ for cls in BINARY_CLASSES.values()):
     ka = "positive" if op == "pow" else "nan" if op in ("maximum", "minimum") else "normal"
     kc = "positive" if op == "div" else "normal"
     fn = getattr(mi, op)
@@ -264,6 +269,12 @@ case("slice_unsplit", "slice", [f32("x", [B, D])], lambda m, x: mi.slice(x, "d",
 _cat_args = [f32("a", [B, Dim("d", 16)]), f32("c", [B, Dim("d", 8)]), f32("e", [B, Dim("d", 8)])]
 case("concat_split", "concat", _cat_args, lambda m, a, c, e: mi.concat([a, c, e], "d"), split=("d", "b"))
 case("concat_unsplit", "concat", _cat_args[:2], lambda m, a, c: mi.concat([c, a], "d"), split=("b",))
+case("split_split", "split", [f32("x", [B, D])], lambda m, x: mi.split(x, "d", [8, 16, 8]), split=("d", "b"))
+case("split_concat_unsplit", "split concat", [f32("x", [B, D])],
+     lambda m, x: mi.concat(list(reversed(mi.split(x, "d", 4))), "d"), split=("b",))
+# Pieces the rule's axes do not divide come out without them (mi.split's documented rule).
+case("split_uneven_pieces", "split", [f32("x", [B, D])], lambda m, x: mi.split(x, "d", [3, 24, 5]),
+     split=("d", "b"), check_rules=False)
 case("pad_split", "pad", [f32("x", [B, Dim("d", 16)])], lambda m, x: mi.pad(x, "d", 3, 5, value=1.5), split=("d", "b"))
 case("pad_unsplit", "pad", [f32("x", [B, Dim("d", 16)])], lambda m, x: mi.pad(x, "d", 8, 0), split=("b",))
 case("shift_split", "shift", [f32("x", [B, D])], lambda m, x: mi.shift(x, "d", 9, fill=-1.0), split=("d", "b"))
@@ -366,6 +377,8 @@ case("slice_pending_sum", "slice einsum", [f32("x", [B, D]), f32("w", [D, H32])]
 case("pad_pending_sum", "pad einsum", [f32("x", [B, D]), f32("w", [D, N])],
      lambda m, x, w: mi.pad(mi.rename(mi.einsum(x, w, output=[B, N]), "n", "h"), "h", 4, 4), layouts=_pending_layouts,
      tol=SUM)
+case("split_pending_sum", "split einsum", [f32("x", [B, D]), f32("w", [D, H32])],
+     lambda m, x, w: mi.split(mi.einsum(x, w, output=[B, H32]), "h", [8, 24]), layouts=_pending_layouts, tol=SUM)
 case("concat_pending_sum", "concat einsum", [f32("x", [B, D]), f32("w", [D, N])],
      lambda m, x, w: (lambda y: mi.concat([y, y * 2.0], "h"))(mi.rename(mi.einsum(x, w, output=[B, N]), "n", "h")),
      layouts=_pending_layouts, tol=SUM)
@@ -401,4 +414,6 @@ case("dropout", "dropout", [f32("x", [B, D])], lambda m, x: mi.dropout(x, 0.25, 
 NOT_COVERED = {
     "all_reduce": "needs a pending (partial) operand, which no Python API function produces",
     "reduce_scatter": "needs a pending (partial) operand, which no Python API function produces",
+    "scan": "a loop takes a body: test_loops.py and test_loops_grad.py run loops on several meshes and layouts",
+    "while_loop": "a loop takes a body: test_loops.py runs loops on several meshes and layouts",
 }

@@ -49,6 +49,9 @@ import pytest
 from jax.sharding import PartitionSpec
 
 import meshir as mi
+from meshir.api import composites
+from meshir.dialect.op_registry import INTERNAL, rule_of
+from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.signature import entry_function, signature
 from meshir.lowering.runtime import partition_spec
 from op_cases import CASES, EXACT, MESHES, NOT_COVERED, build, inputs, layout_sets, rules_id
@@ -149,18 +152,9 @@ def test_op_on_devices_matches_interpreter(case_name, mesh_id, rules):
 
 # -- coverage of the API -------------------------------------------------------------------------
 
-#: The op and composite functions of docs/python-api.md.
-API_FUNCTIONS = """
-neg abs exp log sqrt rsqrt tanh logistic sigmoid sin cos sign floor relu stop_gradient erf cast
-add sub mul div maximum minimum pow
-equal not_equal less less_equal greater greater_equal select where
-einsum reduce_sum reduce_max reduce_min
-broadcast reshape rename transpose slice concat pad shift
-constant iota random_uniform random_normal
-one_hot gather
-shard all_reduce all_gather all_slice reduce_scatter all_to_all collective_permute
-softmax log_softmax layer_norm cross_entropy gelu dropout mean
-""".split()
+#: The op functions (every op class's public builder, from the op registry) and the composites.
+API_FUNCTIONS = sorted({fn.__name__ for cls in OP_CLASSES.values()
+                        if (fn := rule_of("build", cls)) not in (None, INTERNAL)} | set(composites.__all__))
 
 
 def test_every_api_op_has_a_case_on_every_mesh():

@@ -18,6 +18,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 from meshir import _jax_private as jp
 from meshir.dialect import parse_module
 from meshir.dialect.interpreter import interpret
+from meshir.dialect.op_registry import INTERNAL, rule_of
+from meshir.dialect.ops.elementwise import UNARY_CLASSES
 from meshir.dialect.signature import entry_function, signature
 from meshir.dialect.tensor_type import TensorType
 from meshir.lowering.stablehlo import entry_text, lower_module
@@ -187,8 +189,9 @@ def _ids(cases):
 
 
 # -- elementwise ----------------------------------------------------------------------------------
-UNARY_FLOAT = ["neg", "abs", "sign", "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "stop_gradient", "erf"]
-UNARY_INT = ["neg", "abs", "sign", "relu", "stop_gradient"]
+#: The unary ops users build (the op registry's), and those of them integers may take (a trait).
+UNARY_FLOAT = [n for n, cls in UNARY_CLASSES.items() if rule_of("build", cls) != INTERNAL]
+UNARY_INT = [n for n in UNARY_FLOAT if "i32" in UNARY_CLASSES[n].OPERAND_TYPES]
 
 
 @pytest.mark.parametrize("elem", ["f32", "bf16", "i32"])

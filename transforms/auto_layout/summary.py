@@ -26,7 +26,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.ops import OP_CLASSES, RenameOp, ScanOp, ShardOp
 from meshir.dialect.tensor_type import TensorType
 
 from ..memory_estimate import Liveness
@@ -138,7 +138,7 @@ def _walk(block, repeats: int, out: ProgramSummary) -> None:
         for t in operands + results:
             _note(out, t)
         inner = repeats
-        if op.operation.name == "mtf.scan":
+        if isinstance(op, ScanOp):
             out.unsplittable.add(op.attributes["dim"].value) if "dim" in op.attributes else None
             inner = repeats * op.attributes["length"].value
         for region in op.operation.regions:
@@ -150,9 +150,9 @@ def _walk(block, repeats: int, out: ProgramSummary) -> None:
                 _walk(b, inner, out)
         if cls is None or not results:
             continue
-        if op.operation.name == "mtf.rename" and operands:  # position by position
+        if isinstance(op, RenameOp) and operands:  # position by position
             out.renamed |= {frozenset(p) for p in zip(operands[0].names, results[0].names) if p[0] != p[1]}
-        if op.operation.name == "mtf.shard" and "cut" not in op.attributes:
+        if isinstance(op, ShardOp) and "cut" not in op.attributes:
             _pin(out, results[0])
         if getattr(cls, "IS_COLLECTIVE", False) or getattr(cls, "CHANGES_LAYOUT", False):
             continue

@@ -10,11 +10,13 @@ attain the extremum (`_reduce_chooser_jvp_rule`): mask = (x == y), ct_x = mask *
 """
 from __future__ import annotations
 
+from meshir.dialect.ops import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp
+
 from .emitter import type_of
 from .rules import vjp
 
 
-@vjp("mtf.einsum")
+@vjp(EinsumOp)
 def _einsum(em, op, ct, wanted):
     operands = list(op.operation.operands)
     ct = em.cast(ct, type_of(operands[0]).element_type)  # an einsum returning a wider float
@@ -28,7 +30,7 @@ def _einsum(em, op, ct, wanted):
     return out
 
 
-@vjp("mtf.reduce_sum")
+@vjp(ReduceSumOp)
 def _reduce_sum(em, op, ct, wanted):
     return {0: em.broadcast(ct, type_of(op.input))}
 
@@ -40,4 +42,4 @@ def _reduce_chooser(em, op, ct, wanted):
     return {0: em.mul(mask, em.div(ct, count))}
 
 
-vjp("mtf.reduce_max", "mtf.reduce_min")(_reduce_chooser)
+vjp(ReduceMaxOp, ReduceMinOp)(_reduce_chooser)

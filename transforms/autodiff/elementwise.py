@@ -13,78 +13,80 @@ from __future__ import annotations
 
 import math
 
+from meshir.dialect.ops import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
+
 from .emitter import type_of
 from .rules import no_gradient, vjp
 
-no_gradient("mtf.sign", "mtf.floor", "mtf.stop_gradient", "mtf.eq", "mtf.ne", "mtf.lt", "mtf.le", "mtf.gt", "mtf.ge")
+no_gradient(*(UNARY_CLASSES[name] for name in ("sign", "floor", "stop_gradient")), *COMPARE_CLASSES.values())
 
 
-@vjp("mtf.optimization_barrier")
+@vjp(UNARY_CLASSES["optimization_barrier"])
 def _barrier(em, op, ct, wanted):
     return {0: ct}
 
 
-@vjp("mtf.neg")
+@vjp(UNARY_CLASSES["neg"])
 def _neg(em, op, ct, wanted):
     return {0: em.neg(ct)}
 
 
-@vjp("mtf.abs")
+@vjp(UNARY_CLASSES["abs"])
 def _abs(em, op, ct, wanted):
     return {0: em.select(em.compare("ge", op.input, 0.0), ct, em.neg(ct))}
 
 
-@vjp("mtf.relu")
+@vjp(UNARY_CLASSES["relu"])
 def _relu(em, op, ct, wanted):
     return {0: em.select(em.compare("gt", op.input, 0.0), ct, 0.0)}
 
 
-@vjp("mtf.exp")
+@vjp(UNARY_CLASSES["exp"])
 def _exp(em, op, ct, wanted):
     return {0: em.mul(ct, op.result)}
 
 
-@vjp("mtf.log")
+@vjp(UNARY_CLASSES["log"])
 def _log(em, op, ct, wanted):
     return {0: em.div(ct, op.input)}
 
 
-@vjp("mtf.sqrt")
+@vjp(UNARY_CLASSES["sqrt"])
 def _sqrt(em, op, ct, wanted):
     return {0: em.mul(ct, em.div(0.5, op.result))}
 
 
-@vjp("mtf.rsqrt")
+@vjp(UNARY_CLASSES["rsqrt"])
 def _rsqrt(em, op, ct, wanted):
     # d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 * rsqrt(x) / x
     return {0: em.mul(ct, em.mul(-0.5, em.div(op.result, op.input)))}
 
 
-@vjp("mtf.tanh")
+@vjp(UNARY_CLASSES["tanh"])
 def _tanh(em, op, ct, wanted):
     y = op.result
     return {0: em.mul(ct, em.sub(1.0, em.mul(y, y)))}
 
 
-@vjp("mtf.logistic")
+@vjp(UNARY_CLASSES["logistic"])
 def _logistic(em, op, ct, wanted):
     y = op.result
     return {0: em.mul(ct, em.mul(y, em.sub(1.0, y)))}
 
 
-@vjp("mtf.erf")
+@vjp(UNARY_CLASSES["erf"])
 def _erf(em, op, ct, wanted):
     # d/dx erf(x) = 2/sqrt(pi) exp(-x^2)
     x = op.input
     return {0: em.mul(ct, em.mul(2 / math.sqrt(math.pi), em.unary("exp", em.neg(em.mul(x, x)))))}
 
 
-@vjp("mtf.sin")
+@vjp(UNARY_CLASSES["sin"])
 def _sin(em, op, ct, wanted):
     return {0: em.mul(ct, em.unary("cos", op.input))}
 
 
-@vjp("mtf.cos")
+@vjp(UNARY_CLASSES["cos"])
 def _cos(em, op, ct, wanted):
     return {0: em.neg(em.mul(ct, em.unary("sin", op.input)))}
 
@@ -94,22 +96,22 @@ def _float_to_float(op):
     return (0,) if type_of(op.input).is_float and op.result_type.is_float else ()
 
 
-@vjp("mtf.cast", operands=_float_to_float)
+@vjp(CastOp, operands=_float_to_float)
 def _cast(em, op, ct, wanted):
     return {0: em.cast(ct, type_of(op.input).element_type)}
 
 
-@vjp("mtf.add")
+@vjp(BINARY_CLASSES["add"])
 def _add(em, op, ct, wanted):
     return {0: ct, 1: ct}
 
 
-@vjp("mtf.sub")
+@vjp(BINARY_CLASSES["sub"])
 def _sub(em, op, ct, wanted):
     return {0: ct, 1: em.neg(ct) if 1 in wanted else None}
 
 
-@vjp("mtf.mul")
+@vjp(BINARY_CLASSES["mul"])
 def _mul(em, op, ct, wanted):
     a, b = op.operation.operands
     out = {}
@@ -120,7 +122,7 @@ def _mul(em, op, ct, wanted):
     return out
 
 
-@vjp("mtf.div")
+@vjp(BINARY_CLASSES["div"])
 def _div(em, op, ct, wanted):
     a, b = op.operation.operands
     scaled = em.div(ct, b)  # ct/b: a's cotangent, and a factor of b's
@@ -147,10 +149,10 @@ def _chooser(em, op, ct, wanted):
     return out
 
 
-vjp("mtf.max", "mtf.min")(_chooser)
+vjp(BINARY_CLASSES["max"], BINARY_CLASSES["min"])(_chooser)
 
 
-@vjp("mtf.pow")
+@vjp(BINARY_CLASSES["pow"])
 def _pow(em, op, ct, wanted):
     a, b = op.operation.operands
     out = {}
@@ -162,7 +164,7 @@ def _pow(em, op, ct, wanted):
     return out
 
 
-@vjp("mtf.select", operands=lambda op: (1, 2))
+@vjp(SelectOp, operands=lambda op: (1, 2))
 def _select(em, op, ct, wanted):
     cond = op.operation.operands[0]
     out = {}

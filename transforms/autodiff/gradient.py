@@ -13,23 +13,25 @@ Steps:
 2. Activity: a value is active when it depends on a `wrt` argument through differentiable
    operands (rules.differentiable). Only active operands get cotangents.
 3. Reverse sweep from the result, seeded with 1 (or the `cotangent` argument): each op's VJP
-   rule pulls its result's cotangent back to its active operands; contributions to a value
-   used several times are added. A cotangent has its value's type without layout/partial.
+   rule (op_registry's "vjp" slot, rules.py) pulls its results' cotangents back to its active
+   operands; contributions to a value used several times are added. A cotangent has its
+   value's type without layout/partial.
 4. Return the value and the gradients (zeros for an argument the result does not depend
    on, as in JAX), name them (`mtf.name`), and erase the forward ops nothing needs.
 """
 from __future__ import annotations
 
 from meshir._jax_private import func, ir
+from meshir.dialect import op_registry
 from meshir.dialect.call_graph import recursion_message, recursive_call
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
-from meshir.dialect.ops import LoopOp, ShardOp, is_collective
+from meshir.dialect.ops import LoopOp, MtfOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
-from . import calls, contraction, elementwise, indexing, layout, shape  # noqa: F401  (register the rules)
+from . import calls, contraction, elementwise, indexing, layout, loops, shape  # noqa: F401  (register the rules)
 from .emitter import Emitter, free, type_of
-from .rules import VJP_RULES, differentiable
+from .rules import differentiable
 
 COTANGENT_NAME = "cotangent"
 
@@ -145,18 +147,17 @@ def to_global_form(block, nested: bool = False) -> None:
         for region in op.operation.regions:
             for inner in region.blocks:
                 to_global_form(inner, nested=True)
-        name = op.operation.name
-        is_reshard = name == "mtf.shard" and "reshard" in op.operation.attributes \
+        is_reshard = isinstance(op, ShardOp) and "reshard" in op.operation.attributes \
             and ir.BoolAttr(op.operation.attributes["reshard"]).value
         if is_collective(op) or is_reshard:
             op.operation.results[0].replace_all_uses_with(op.operation.operands[0])
             op.operation.erase()
-        elif name == "mtf.shard":  # the user's constraint: keep its layout
+        elif isinstance(op, ShardOp):  # the user's constraint: keep its layout
             op.operation.results[0].set_type(type_of(op.operation.results[0]).without_partial().to_mlir())
-        elif name.startswith("mtf."):
+        elif isinstance(op, MtfOp):
             for r in op.operation.results:
                 r.set_type(free(type_of(r)).to_mlir())
-        elif name == "func.call":
+        elif op.operation.name == "func.call":
             _restore_call_operands(op)
 
 
@@ -275,12 +276,11 @@ def _differentiable_call(op) -> bool:
 
 def active_values(active: set, forward, unsupported: set) -> set:
     """`active` and every float result depending on it through differentiable operands
-    (a loop or a call: through any float operand); ops with no VJP reached by it go to
-    `unsupported`."""
+    (a call: through any float operand); ops with no VJP reached by it go to `unsupported`."""
     active = set(active)
     for op in forward:
         operands = list(op.operation.operands)
-        through_all = isinstance(op, LoopOp) or _differentiable_call(op)
+        through_all = _differentiable_call(op)
         diff = tuple(i for i, v in enumerate(operands) if _is_float(v)) if through_all else differentiable(op)
         if diff is None:  # an op without a VJP (a call of a declaration, another dialect's op)
             if any(v in active for v in operands):
@@ -293,8 +293,8 @@ def active_values(active: set, forward, unsupported: set) -> set:
 
 
 def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | None = None) -> None:
-    """Add the cotangents of `op`'s active operands to `cts`, from its results' (loops:
-    autodiff/loops.py; calls: autodiff/calls.py, with the residuals `saved` by the forward)."""
+    """Add the cotangents of `op`'s active operands to `cts`, from its results' (an `mtf`
+    op: its "vjp" rule; a call: autodiff/calls.py, with the residuals `saved` by the forward)."""
     results = list(op.operation.results)
     if not any(r in cts for r in results):
         return
@@ -304,17 +304,13 @@ def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | No
                             located=True)
     operands = list(op.operation.operands)
     em.loc = op.location
-    if isinstance(op, LoopOp):
-        from .loops import loop_vjp  # loops.py sweeps bodies with this module's functions
-
-        pulled = loop_vjp(em, op, cts, active)
-    elif _differentiable_call(op):
+    if _differentiable_call(op):
         pulled = calls.pull_back(em, op, cts, (saved or {}).get(results[0]))
     else:
         wanted = frozenset(i for i in differentiable(op) if operands[i] in active)
         if not wanted:
             return
-        pulled = VJP_RULES[op.operation.name].fn(em, op, cts[results[0]], wanted)
+        pulled = op_registry.lookup("vjp", op).fn(em, op, _result_cotangents(em, op, cts), wanted)
     for i, c in pulled.items():
         if c is None or operands[i] not in active:
             continue
@@ -323,13 +319,24 @@ def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | No
         cts[v] = em.add(cts[v], c) if v in cts else c
 
 
+def _result_cotangents(em, op, cts: dict):
+    """The `ct` a VJP rule receives (rules.py). A loop's class does not count its results
+    (they are as many as its carried values and ys)."""
+    results = list(op.operation.results)
+    if isinstance(op, LoopOp):
+        return [cts.get(r) for r in results]
+    if op.RESULTS == 1:
+        return cts[results[0]]
+    return [cts[r] if r in cts else (em.zeros(free(type_of(r))) if _is_float(r) else None) for r in results]
+
+
 def erase_dead_ops(block) -> None:
     """Erase `mtf` ops and calls whose results nothing uses (all `mtf` ops are pure, and so
     are functions made of them)."""
     used: set = set()
     for op in reversed(list(block.operations)):
         results = list(op.operation.results)
-        pure = op.operation.name.startswith("mtf.") or op.operation.name == "func.call"
+        pure = isinstance(op, MtfOp) or op.operation.name == "func.call"
         if pure and results and not any(r in used for r in results):
             op.operation.erase()
             continue

@@ -14,15 +14,16 @@ one_hot, constant, iota and the random ops have no differentiable input.
 """
 from __future__ import annotations
 
+from meshir.dialect.ops import ConstantOp, GatherOp, IotaOp, OneHotOp, RandomNormalOp, RandomUniformOp
 from meshir.dialect.tensor_type import Dimension
 
 from .emitter import type_of
 from .rules import no_gradient, vjp
 
-no_gradient("mtf.one_hot", "mtf.constant", "mtf.iota", "mtf.random_uniform", "mtf.random_normal")
+no_gradient(OneHotOp, ConstantOp, IotaOp, RandomUniformOp, RandomNormalOp)
 
 
-@vjp("mtf.gather", operands=lambda op: (0,))
+@vjp(GatherOp, operands=lambda op: (0,))
 def _gather(em, op, ct, wanted):
     table, ids = op.operation.operands
     t = type_of(table)

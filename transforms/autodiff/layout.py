@@ -6,16 +6,16 @@ the cotangent goes back through a cut of the same dims, or the layouts of one si
 reach the other through the shared cotangent."""
 from __future__ import annotations
 
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES, ShardOp
+from meshir.dialect.ops import OP_CLASSES, ShardOp
 
 from .emitter import type_of
 from .rules import vjp
 
-IDENTITIES = ("mtf.shard", *sorted(COLLECTIVE_OP_NAMES))
+IDENTITIES = (ShardOp, *(cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE))
 
 
 @vjp(*IDENTITIES)
 def _identity(em, op, ct, wanted):
-    if op.operation.name == "mtf.shard" and "cut" in op.operation.attributes:
+    if isinstance(op, ShardOp) and "cut" in op.operation.attributes:
         return {0: em.emit(ShardOp, type_of(ct), [ct], {"cut": op.operation.attributes["cut"]})}
     return {0: ct}

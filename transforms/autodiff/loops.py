@@ -11,30 +11,37 @@ cotangent and the invariants' summed cotangents, and stacks the xs' cotangents.
 
 Every float block argument of the body gets a cotangent (activity inside the body is not
 narrowed to the active carries): unused ones are zeros that canonicalization erases where
-nothing reads them. `mtf.while` has no static trip count and no VJP.
+nothing reads them. `mtf.while` has no static trip count and no VJP: its rule says so.
+
+The rules take a list of the results' cotangents, None where a result got none (rules.py);
+the backward scan sweeps its body with gradient.py's functions, imported where called
+(gradient.py imports this module).
 """
 from __future__ import annotations
 
 from meshir._jax_private import ir
-from meshir.dialect.ops import ScanOp, ShardOp, YieldOp
+from meshir.dialect.ops import ScanOp, ShardOp, WhileOp, YieldOp
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.walk import named_attributes
 
 from ..inline_calls import clone_ops
 from .emitter import Emitter, free, type_of
+from .rules import vjp
 
 
-def loop_vjp(em: Emitter, op, cts: dict, active: set) -> dict:
-    """{operand index: cotangent} of a loop, from its results' cotangents in `cts`."""
+@vjp(ScanOp)
+def _scan(em, op, ct, wanted):
+    """Every float operand gets a cotangent; the driver keeps the active ones'."""
+    op, saved = _saving_carries(op)
+    return _backward_scan(em, op, saved, ct)
+
+
+@vjp(WhileOp)
+def _while(em, op, ct, wanted):
     from .gradient import AutodiffError
 
-    if not isinstance(op, ScanOp):
-        raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': its trip count is not "
-                            "static (differentiate an mi.scan or mi.fori_loop)", located=True)
-    results = list(op.operation.results)
-    result_cts = [cts.get(r) for r in results]
-    op, saved = _saving_carries(op)
-    return _backward_scan(em, op, saved, result_cts)
+    raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': its trip count is not "
+                        "static (differentiate an mi.scan or mi.fori_loop)", located=True)
 
 
 def _float(value) -> bool:
@@ -114,8 +121,14 @@ def _backward_scan(em: Emitter, op, saved: list, result_cts: list) -> dict:
     slice_type = lambda v: free(type_of(v)).with_dims(d for d in free(type_of(v)).dims if d.name != dim)  # noqa: E731
     arg_types = [type_of(fwd_args[0])] + [free(type_of(v)) for v in b_carry] + [slice_type(v) for v in b_xs] \
         + [free(type_of(v)) for v in invariants]
-    holder = ir.Operation.create("mtf.body", regions=1, loc=em.loc)
-    block = holder.regions[0].blocks.append(*[t.to_mlir() for t in arg_types])
+    i64 = ir.IntegerType.get_signless(64)
+    attrs = {"length": ir.IntegerAttr.get(i64, length), "carries": ir.IntegerAttr.get(i64, len(b_carry)),
+             "invariants": ir.IntegerAttr.get(i64, len(invariants)), "dim": ir.StringAttr.get(dim),
+             "reverse": ir.BoolAttr.get(True)}
+    result_types = [free(type_of(v)) for v in b_carry] + [type_of_stacked(slice_type(xs[j]), dim, length)
+                                                          for j in float_xs]
+    backward = ScanOp(result_types, b_operands, attrs, loc=em.loc, ip=em.ip)  # its body is filled below
+    block = backward.operation.regions[0].blocks.append(*[t.to_mlir() for t in arg_types])
     args = list(block.arguments)
     i_arg = args[0]
     ct_args = args[1:1 + len(init_ct)]
@@ -163,15 +176,6 @@ def _backward_scan(em: Emitter, op, saved: list, result_cts: list) -> dict:
     x_cts = [ct_of(x_slices[j]) for j in float_xs]
     YieldOp([], new_ct + new_inv + x_cts, loc=em.loc, ip=ir.InsertionPoint(block))
 
-    i64 = ir.IntegerType.get_signless(64)
-    attrs = {"length": ir.IntegerAttr.get(i64, length), "carries": ir.IntegerAttr.get(i64, len(b_carry)),
-             "invariants": ir.IntegerAttr.get(i64, len(invariants)), "dim": ir.StringAttr.get(dim),
-             "reverse": ir.BoolAttr.get(True)}
-    result_types = [free(type_of(v)) for v in b_carry] + [type_of_stacked(slice_type(xs[j]), dim, length)
-                                                          for j in float_xs]
-    backward = ScanOp(result_types, b_operands, attrs, loc=em.loc, ip=em.ip)
-    block.append_to(backward.operation.regions[0])
-    holder.erase()
     out = list(backward.operation.results)
     pulled = {k: out[n] for n, k in enumerate(float_carries)}
     pulled.update({carries + xs_n + m: out[len(init_ct) + n] for n, m in enumerate(float_invs)})

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import Diagnostic, format_location
+from meshir.dialect.ops import ShardOp
 from meshir.dialect.provenance import OP, SHARD, WRITTEN, LayoutSource, Provenance, collective_dims
 from meshir.dialect.tensor_type import TensorType, format_axes
+
+from ..cost_model import HALO_EXCHANGE
 
 
 def _changed(have: TensorType, need: TensorType) -> tuple[str, ...]:
@@ -22,10 +25,11 @@ def shard_provenance(op, have: TensorType, need: TensorType, reshard: bool) -> P
     dims = _changed(have, need)
     where = format_location(op.location)
     if reshard:
-        return Provenance("mtf.shard", dims, "a reshard left by mtf-propagate-sharding (its reason was not recorded)")
+        return Provenance(ShardOp.OPERATION_NAME, dims,
+                          "a reshard left by mtf-propagate-sharding (its reason was not recorded)")
     text, reason = _shard_statement(op, where)
     sources = tuple(LayoutSource(d, need.dim(d).axes or (), SHARD, text, where=where) for d in dims)
-    return Provenance("mtf.shard", dims, reason, sources)
+    return Provenance(ShardOp.OPERATION_NAME, dims, reason, sources)
 
 
 def _shard_statement(op, where: str) -> tuple[str, str]:
@@ -83,9 +87,9 @@ def halo_exchange(op, dims: tuple[str, ...], why: Provenance | None) -> Provenan
 def remark(op, nbytes: int, why: Provenance, kind: str | None = None) -> Diagnostic:
     """What `explain=true` reports at a collective's (or a halo exchange's: `kind`) location."""
     if kind is None:
-        kind = op.operation.name.split(".", 1)[1]
+        kind = op.kind()
     axes = op.attr("axes") if "axes" in op.operation.attributes else ()
     over = f" over {format_axes(tuple(axes))}" if axes else ""
-    dims = ", ".join(why.dims if kind == "halo_exchange" else collective_dims(op, why)) or "none"
+    dims = ", ".join(why.dims if kind == HALO_EXCHANGE else collective_dims(op, why)) or "none"
     return Diagnostic(op.location, f"{kind}{over} ({nbytes} bytes/device) for dims {dims}, needed by {why.needed_by}: "
                                    f"{why.because}", "remark")

@@ -8,7 +8,8 @@ target; ties go to fewer collectives, then to the first in a fixed order of edge
 are deterministic. Every intermediate state is a legal type (one use per axis, each split
 dividing its dim), so every emitted op verifies.
 
-Edges from a state (the mesh's axes only, never pending axes the target keeps):
+Edges from a state (the mesh's axes only, never pending axes the target keeps), each a
+collective op class, tried in this order:
 
 - `all_reduce` over any non-empty set of the pending axes the target does not keep;
 - `reduce_scatter` of such axes (in any order) onto any dim where they are free;
@@ -39,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 from meshir.dialect.diagnostics import MeshIRError
-from meshir.dialect.ops import OP_CLASSES
+from meshir.dialect.ops import AllGatherOp, AllReduceOp, AllSliceOp, AllToAllOp, CollectivePermuteOp, ReduceScatterOp
 from meshir.dialect.tensor_type import TensorType
 
 from ..cost_model import BYTES, Cost, CostModel, group_size
@@ -47,13 +48,18 @@ from ..cost_model import BYTES, Cost, CostModel, group_size
 
 @dataclass(frozen=True)
 class Step:
-    """One collective: its op name, attributes (Python values), operand and result types."""
+    """One collective: its op class, attributes (Python values), operand and result types."""
 
-    kind: str
+    op: type
     attributes: dict
     source: TensorType
     result: TensorType
     bytes_per_device: int
+
+    @property
+    def kind(self) -> str:
+        """The collective's kind ("all_gather", ...)."""
+        return self.op.kind()
 
 
 def plan_reshard(source: TensorType, target: TensorType, mesh_shape: dict[str, int],
@@ -129,7 +135,7 @@ def _search(source, target, mesh_shape, model: CostModel, space: "_Space") -> tu
         done.add(state)
         if state == goal:
             return _merged(_steps(source, path, mesh_shape, model))
-        for kind, attrs, new_state, price in space.moves(state):
+        for op, attrs, new_state, price in space.moves(state):
             tried += 1
             if tried > MAX_MOVES:
                 raise _TooLarge
@@ -138,18 +144,19 @@ def _search(source, target, mesh_shape, model: CostModel, space: "_Space") -> tu
             if key[:-1] > bound or new_state in done or best.get(new_state, (math.inf,)) <= key:
                 continue
             best[new_state] = key
-            heapq.heappush(frontier, (key, next(counter), new_state, total, path + ((kind, attrs),)))
+            heapq.heappush(frontier, (key, next(counter), new_state, total, path + ((op, attrs),)))
     raise MeshIRError(f"cannot plan a reshard from {source} to {target}")
 
 
 def _steps(source: TensorType, path, mesh_shape, model: CostModel) -> tuple[Step, ...]:
-    """The path's collectives as typed steps, each result from the op's own `result_of` (the
-    one statement of what a collective does: the search's compact moves must agree with it)."""
+    """The path's (op class, attributes) as typed steps, each result from the op's own
+    `result_of` (the one statement of what a collective does: the search's compact moves must
+    agree with it)."""
     steps, current = [], source
-    for kind, attrs in path:
-        result = OP_CLASSES["mtf." + kind].result_of(current, attrs)
-        price = model.collective(kind, current, _axes_of(kind, attrs, current, result), mesh_shape)
-        steps.append(Step(kind, {k: v for k, v in attrs.items() if k != "layout"}, current, result,
+    for op, attrs in path:
+        result = op.result_of(current, attrs)
+        price = model.collective(op.kind(), current, _axes_of(attrs, current, result), mesh_shape)
+        steps.append(Step(op, {k: v for k, v in attrs.items() if k != "layout"}, current, result,
                           price.bytes_per_device))
         current = result
     return tuple(steps)
@@ -161,10 +168,10 @@ def _merged(steps: tuple[Step, ...]) -> tuple[Step, ...]:
     out: list[Step] = []
     for step in steps:
         last = out[-1] if out else None
-        if (last is not None and step.kind == last.kind == "all_slice"
+        if (last is not None and step.op is last.op is AllSliceOp
                 and step.attributes["dim"] == last.attributes["dim"]):
             attrs = {"dim": last.attributes["dim"], "axes": tuple(last.attributes["axes"]) + tuple(step.attributes["axes"])}
-            out[-1] = Step("all_slice", attrs, last.source, step.result, 0)
+            out[-1] = Step(AllSliceOp, attrs, last.source, step.result, 0)
         else:
             out.append(step)
     return tuple(out)
@@ -180,7 +187,7 @@ def _fallback_path(source: TensorType, target: TensorType) -> list:
     path = []
     removable = tuple(a for a in source.partial if a not in target.partial)
     if removable:
-        path.append(("all_reduce", {"reduction": source.partial_reduction, "axes": removable}))
+        path.append((AllReduceOp, {"reduction": source.partial_reduction, "axes": removable}))
 
     def slice_free():
         used = {a for axes in layout.values() for a in axes} | set(target.partial)
@@ -193,7 +200,7 @@ def _fallback_path(source: TensorType, target: TensorType) -> list:
                     break
                 add += (axis,)
             if add:
-                path.append(("all_slice", {"dim": d, "axes": add}))
+                path.append((AllSliceOp, {"dim": d, "axes": add}))
                 layout[d] = have + add
 
     slice_free()
@@ -202,7 +209,7 @@ def _fallback_path(source: TensorType, target: TensorType) -> list:
         while keep < len(have) and keep < len(want[d]) and have[keep] == want[d][keep]:
             keep += 1
         if keep < len(have):
-            path.append(("all_gather", {"dim": d, "axes": have[keep:]}))
+            path.append((AllGatherOp, {"dim": d, "axes": have[keep:]}))
             layout[d] = have[:keep]
     slice_free()
     return path
@@ -216,7 +223,7 @@ def _axes(t: TensorType, dim: str) -> tuple[str, ...]:
     return t.dim(dim).axes or ()
 
 
-def _axes_of(kind: str, attrs: dict, source: TensorType, result: TensorType) -> tuple[str, ...]:
+def _axes_of(attrs: dict, source: TensorType, result: TensorType) -> tuple[str, ...]:
     if "axes" in attrs:
         return tuple(attrs["axes"])
     # a permute: the axes of the dims it changes
@@ -224,7 +231,7 @@ def _axes_of(kind: str, attrs: dict, source: TensorType, result: TensorType) -> 
 
 
 def _step_axes(step: Step) -> tuple[str, ...]:
-    return _axes_of(step.kind, step.attributes, step.source, step.result)
+    return _axes_of(step.attributes, step.source, step.result)
 
 
 class _Space:
@@ -254,14 +261,14 @@ class _Space:
         return elements * self.itemsize
 
     def moves(self, state):
-        """(kind, attributes, next state, cost) of every collective from `state`."""
+        """(op class, attributes, next state, cost) of every collective from `state`."""
         layout, pending = state
         shard = self.shard(layout)
-        for kind, attrs, new_layout, new_pending in self._moves(layout, pending):
+        for op, attrs, new_layout, new_pending in self._moves(layout, pending):
             if self.shard(new_layout) is None:
                 continue
             axes = attrs.get("axes") or tuple(a for old, new in zip(layout, new_layout) if old != new for a in old)
-            yield kind, attrs, (new_layout, new_pending), self.model.price(kind, shard, axes, self.mesh)
+            yield op, attrs, (new_layout, new_pending), self.model.price(op.kind(), shard, axes, self.mesh)
 
     def _moves(self, layout, pending):
         names, ranks = self.names, range(len(self.names))
@@ -278,18 +285,18 @@ class _Space:
 
         for k in range(1, len(removable) + 1):
             for axes in itertools.combinations(removable, k):
-                yield "all_reduce", {"reduction": self.reduction, "axes": axes}, layout, left(axes)
+                yield AllReduceOp, {"reduction": self.reduction, "axes": axes}, layout, left(axes)
         for axes in _orderings(removable):
             for i in ranks:
-                yield ("reduce_scatter", {"reduction": self.reduction, "dim": names[i], "axes": axes},
+                yield (ReduceScatterOp, {"reduction": self.reduction, "dim": names[i], "axes": axes},
                        put(i, layout[i] + axes), left(axes))
         for i in ranks:
             have = layout[i]
             for k in range(1, len(have) + 1):
-                yield "all_gather", {"dim": names[i], "axes": have[len(have) - k:]}, put(i, have[:len(have) - k]), pending
+                yield AllGatherOp, {"dim": names[i], "axes": have[len(have) - k:]}, put(i, have[:len(have) - k]), pending
         for axis in free:  # one axis at a time: slices are free; consecutive ones merge (_merged)
             for i in ranks:
-                yield "all_slice", {"dim": names[i], "axes": (axis,)}, put(i, layout[i] + (axis,)), pending
+                yield AllSliceOp, {"dim": names[i], "axes": (axis,)}, put(i, layout[i] + (axis,)), pending
         for i in ranks:
             have = layout[i]
             for k in range(1, len(have) + 1):
@@ -298,9 +305,9 @@ class _Space:
                     if j != i:
                         new = tuple(have[:len(have) - k] if m == i else layout[j] + moved if m == j else layout[m]
                                     for m in ranks)
-                        yield "all_to_all", {"src_dim": names[i], "dst_dim": names[j], "axes": moved}, new, pending
+                        yield AllToAllOp, {"src_dim": names[i], "dst_dim": names[j], "axes": moved}, new, pending
         for new in _same_shard_layouts(layout, tuple(sorted(self.mesh.items()))) if self.full else ():
-            yield "collective_permute", {"layout": dict(zip(names, new))}, new, pending
+            yield CollectivePermuteOp, {"layout": dict(zip(names, new))}, new, pending
 
 
 def _orderings(axes):

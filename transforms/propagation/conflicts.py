@@ -28,6 +28,7 @@ import math
 
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.local_semantics import result_partial
+from meshir.dialect.ops import YieldOp
 from meshir.dialect.tensor_type import TensorType
 
 from ..collectives.reshard_plan import plan_cost, plan_reshard
@@ -108,7 +109,8 @@ def _live(rules: list[OpRule], values: FunctionValues) -> list[OpRule]:
     others after collective insertion, with the collectives they needed."""
     live = set()
     for op in reversed(values.ops):
-        if op.operation.name in ("func.return", "mtf.yield") or any(values.id_of(r) in live for r in op.operation.results):
+        if isinstance(op, YieldOp) or op.operation.name == "func.return" or \
+                any(values.id_of(r) in live for r in op.operation.results):
             live.update(values.id_of(v) for v in op.operation.operands)
     return [r for r in rules if any(v in live for v in r.results)]
 

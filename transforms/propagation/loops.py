@@ -17,7 +17,7 @@ one-axis-per-op rule is about the dims of one value).
 from __future__ import annotations
 
 from meshir._jax_private import ir
-from meshir.dialect.ops import LoopOp, ShardOp
+from meshir.dialect.ops import LoopOp, ScanOp, ShardOp
 from meshir.dialect.walk import ops_within
 
 from .op_rules import Member, OpRule
@@ -25,7 +25,7 @@ from .program_values import FunctionValues
 
 
 def loop_rules(op, values: FunctionValues) -> list[OpRule]:
-    if op.operation.name == "mtf.scan":
+    if isinstance(op, ScanOp):
         return _scan_rules(op, values)
     return _while_rules(op, values)
 
@@ -125,4 +125,4 @@ def hoist_invariant_reshards(fn) -> int:
 
 def _is_reshard(operation) -> bool:
     attrs = operation.attributes
-    return operation.name == "mtf.shard" and "reshard" in attrs and ir.BoolAttr(attrs["reshard"]).value
+    return operation.name == ShardOp.OPERATION_NAME and "reshard" in attrs and ir.BoolAttr(attrs["reshard"]).value

@@ -122,7 +122,7 @@ def _collective_operand_layouts(op, src: int, dst: int, solver, changed: set[str
 
 def laid_out_ops(rules: list[OpRule]) -> list[OpRule]:
     """The ops propagation lays out (and may reshard around): `mtf` ops but constraints."""
-    return [r for r in rules if r.op.operation.name.startswith("mtf.") and r.op.operation.name != "mtf.shard"]
+    return [r for r in rules if r.op.operation.name.startswith("mtf.") and not isinstance(r.op, ShardOp)]
 
 
 def op_layouts(rule: OpRule, values: FunctionValues, solver: Solver, mesh_shape) -> dict:

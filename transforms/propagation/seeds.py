@@ -7,10 +7,12 @@ reshard. Rules only seed dims that nobody wrote a layout for.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError, MeshIRValueError
 from meshir.dialect.layout_rules import LayoutRules
+from meshir.dialect.ops import MtfOp, ShardOp
 from meshir.dialect.tensor_type import format_axes
 
 from .program_values import FunctionValues
@@ -30,7 +32,7 @@ def fixed_dims(values: FunctionValues) -> list[Seed]:
     """Every dim with a written layout, with the priority of who wrote it."""
     seeds = []
     for info in values.values:
-        priority = SHARD if info.owner is not None and info.owner.operation.name == "mtf.shard" else ANNOTATION
+        priority = SHARD if isinstance(info.owner, ShardOp) else ANNOTATION
         seeds += [Seed(info.index, d.name, d.axes, priority) for d in info.type.dims if d.axes is not None]
     return seeds
 
@@ -41,10 +43,11 @@ def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
     seeds, diags = [], []
     for info in values.values:
         owners: dict[str, str] = {}
+        pieces = info.owner.piece_dims() if isinstance(info.owner, MtfOp) else ()
         for d in info.type.dims:
             axes = rules.get(d.name)
-            if axes is None:
-                continue
+            if axes is None or (d.name in pieces and d.size % math.prod(mesh.shape[a] for a in axes)):
+                continue  # a piece the rule's axes do not divide comes out without them (mi.split)
             for a in axes:
                 if a in owners:
                     diags.append(Diagnostic(info.location, f"layout rules split both '{owners[a]}' and '{d.name}' of "
@@ -89,7 +92,7 @@ def check_shard_conflicts(values: FunctionValues) -> None:
     other (reshards left by an earlier propagation, `reshard = true`, may differ)."""
     by_operand: dict[int, list] = {}
     for op in values.ops:
-        if op.operation.name == "mtf.shard" and not op.attr("reshard"):
+        if isinstance(op, ShardOp) and not op.attr("reshard"):
             vid = values.id_of(op.operation.operands[0])
             if vid is not None:
                 by_operand.setdefault(vid, []).append(op)

@@ -6,10 +6,17 @@ from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, Tenso
 from meshir.dialect.tensor_type import TypeContentError
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import format_location
+from meshir.dialect.op_registry import rule
 
 from .bodies import local_value
 from .locations import call_site_location, located_error  # noqa: F401  (re-exported)
 from .tensor import Tensor
+
+
+def builds(*op_classes):
+    """Decorator: the function is the public `mi` builder of `op_classes` (the registry's
+    "build" slot; the completeness test checks every op has one, or is INTERNAL)."""
+    return rule("build", *op_classes)
 
 
 def program_of(operands, fallback=None):
@@ -27,12 +34,14 @@ def program_of(operands, fallback=None):
     return current_program()
 
 
-def build(op_class, result_type: TensorType | None, operands=(), attributes=None, program=None) -> Tensor:
-    """Insert `op_class` at the end of the program, verify it, return its result.
+def build(op_class, result_type: TensorType | None, operands=(), attributes=None, program=None,
+          inference=None):
+    """Insert `op_class` at the end of the program, verify it, return its result (a tuple of
+    results for an op whose RESULTS is not 1: one per result type).
 
     `result_type` None: the op infers it (`infer_result_type`) from the operand types and
-    attributes. A verifier (or inference) failure erases the op and raises MeshIRError at the
-    user's call site.
+    attributes, plus `inference` (what only inference reads: a split's sizes). A verifier (or
+    inference) failure erases the op and raises MeshIRError at the user's call site.
     """
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
@@ -46,7 +55,8 @@ def build(op_class, result_type: TensorType | None, operands=(), attributes=None
         attrs = {k: to_attribute(v) for k, v in (attributes or {}).items() if v is not None}
         if result_type is None:
             try:
-                result_type = op_class.infer_result_type([t.type for t in operands], dict(attributes or {}))
+                result_type = op_class.infer_result_type([t.type for t in operands],
+                                                         {**(attributes or {}), **(inference or {})})
             except VerifyError as e:
                 raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
             except TypeContentError as e:  # a size beyond the limits, say
@@ -58,7 +68,9 @@ def build(op_class, result_type: TensorType | None, operands=(), attributes=None
         except VerifyError as e:
             op.operation.erase()
             raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
-    return Tensor(prog, op.result)
+    if op_class.RESULTS == 1:
+        return Tensor(prog, op.result)
+    return tuple(Tensor(prog, r) for r in op.operation.results)
 
 
 def result_type(op_name: str, dims, element_type: str) -> TensorType:

@@ -15,7 +15,7 @@ from meshir.dialect.ops import (
 from meshir.dialect.ops.collectives import REDUCTIONS
 
 from . import checks
-from .builder import build, located_error
+from .builder import build, builds, located_error
 from .tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.
@@ -43,6 +43,7 @@ def _layout_of(t: TensorType, name, op: str) -> tuple[str, ...]:
     return t.dim(name).axes or ()
 
 
+@builds(ShardOp)
 def shard(x: Tensor, layout: dict) -> Tensor:
     """Constrain the dims named in `layout` ({dim: axis or axes}; `()` pins a dim
     replicated). Dims not named stay free for propagation to decide."""
@@ -62,6 +63,7 @@ def reshard(x: Tensor, layout: dict) -> Tensor:
     return build(ShardOp, result, [x], {"cut": [checks.dim_name(d, x, "'mi.reshard'") for d in layout]})
 
 
+@builds(AllReduceOp)
 def all_reduce(x: Tensor, axes, reduction: str = "sum") -> Tensor:
     """Complete a pending (partial) reduction over mesh `axes`."""
     _operand(x, "mtf.all_reduce")
@@ -70,16 +72,19 @@ def all_reduce(x: Tensor, axes, reduction: str = "sum") -> Tensor:
     return build(AllReduceOp, None, [x], {"reduction": reduction, "axes": axes})
 
 
+@builds(AllGatherOp)
 def all_gather(x: Tensor, dim: str, axes) -> Tensor:
     """Un-split `dim` over its minor-most `axes`."""
     return build(AllGatherOp, None, [x], _dim_attrs(x, "mtf.all_gather", dim=dim, axes=axes))
 
 
+@builds(AllSliceOp)
 def all_slice(x: Tensor, dim: str, axes) -> Tensor:
     """Split `dim` further over `axes` (each device keeps its block; nothing moves)."""
     return build(AllSliceOp, None, [x], _dim_attrs(x, "mtf.all_slice", dim=dim, axes=axes))
 
 
+@builds(ReduceScatterOp)
 def reduce_scatter(x: Tensor, dim: str, axes, reduction: str = "sum") -> Tensor:
     """Complete a pending reduction over `axes` and split `dim` over them."""
     reduction = checks.choice(reduction, REDUCTIONS, "'mtf.reduce_scatter' reduction")
@@ -87,6 +92,7 @@ def reduce_scatter(x: Tensor, dim: str, axes, reduction: str = "sum") -> Tensor:
                  {"reduction": reduction, **_dim_attrs(x, "mtf.reduce_scatter", dim=dim, axes=axes)})
 
 
+@builds(AllToAllOp)
 def all_to_all(x: Tensor, src_dim: str, dst_dim: str, axes) -> Tensor:
     """Move the minor-most `axes` of `src_dim`'s split onto `dst_dim`."""
     attrs = _dim_attrs(x, "mtf.all_to_all", src_dim=src_dim, dst_dim=dst_dim, axes=axes)
@@ -104,6 +110,7 @@ def _dim_attrs(x, op: str, axes, **dims) -> dict:
     return {**{k: getattr(v, "name", v) for k, v in dims.items()}, "axes": checks.axes(axes, f"'{op}' axes")}
 
 
+@builds(CollectivePermuteOp)
 def collective_permute(x: Tensor, layout: dict) -> Tensor:
     """Re-map which device holds which shard (each shard keeps its shape)."""
     t = _operand(x, "mtf.collective_permute")

@@ -5,7 +5,7 @@ from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp
 
 from . import checks
-from .builder import build, located_error, result_type
+from .builder import build, builds, located_error, result_type
 from .dims import as_dims
 from .elementwise import broadcast_dims
 from .tensor import Tensor
@@ -14,6 +14,7 @@ from .tensor import Tensor
 __all__ = ["einsum", "reduce_sum", "reduce_max", "reduce_min"]
 
 
+@builds(EinsumOp)
 def einsum(*operands: Tensor, output, dtype=None) -> Tensor:
     """Multiply the operands and sum over every name absent from `output` (Dims or names).
     `dtype`: the result's element type, the operands' (default) or a wider float: bf16
@@ -46,16 +47,19 @@ def _reduce(op_class, x: Tensor, output, over) -> Tensor:
     return build(op_class, result_type(op_class.OPERATION_NAME, [(n, sizes[n]) for n in keep], x.dtype), [x])
 
 
+@builds(ReduceSumOp)
 def reduce_sum(x: Tensor, output=None, over=None) -> Tensor:
     """Sum over the dims in `over` (or all dims absent from `output`; default: all)."""
     return _reduce(ReduceSumOp, x, output, over)
 
 
+@builds(ReduceMaxOp)
 def reduce_max(x: Tensor, output=None, over=None) -> Tensor:
     """Maximum over `over` (or the dims absent from `output`; default: all)."""
     return _reduce(ReduceMaxOp, x, output, over)
 
 
+@builds(ReduceMinOp)
 def reduce_min(x: Tensor, output=None, over=None) -> Tensor:
     """Minimum over `over` (or the dims absent from `output`; default: all)."""
     return _reduce(ReduceMinOp, x, output, over)

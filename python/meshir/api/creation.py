@@ -9,7 +9,7 @@ from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp
 
 from . import checks
-from .builder import build, located_error, result_type
+from .builder import build, builds, located_error, result_type
 from .dims import as_dims
 
 #: The public functions; meshir.api re-exports exactly these.
@@ -45,6 +45,7 @@ def _scalar(value, t, dtype: str):
                             MeshIRValueError) from None
 
 
+@builds(ConstantOp)
 def constant(value, dims=(), dtype: str = "f32", program=None):
     """A constant: a number broadcast over `dims`, or an array whose shape matches `dims`."""
     t = _type(dims, dtype, "mtf.constant")
@@ -65,6 +66,7 @@ def constant(value, dims=(), dtype: str = "f32", program=None):
     return build(ConstantOp, t, [], {"value": array.astype(_STORAGE.get(dtype, np.float32))}, program)
 
 
+@builds(IotaOp)
 def iota(dims, dim: str, dtype: str = "i32", program=None):
     """Each element's index along `dim`, over a tensor with `dims`."""
     t = _type(dims, dtype, "mtf.iota")
@@ -74,6 +76,7 @@ def iota(dims, dim: str, dtype: str = "i32", program=None):
     return build(IotaOp, t, [], {"dim": name}, program)
 
 
+@builds(RandomUniformOp)
 def random_uniform(dims, seed: int, minval: float = 0.0, maxval: float = 1.0, dtype: str = "f32", program=None):
     """Uniform samples in [minval, maxval): a function of (seed, global index), so every
     layout gives the same numbers."""
@@ -83,6 +86,7 @@ def random_uniform(dims, seed: int, minval: float = 0.0, maxval: float = 1.0, dt
                                           "maxval": checks.real(maxval, "maxval of mi.random_uniform")}, program)
 
 
+@builds(RandomNormalOp)
 def random_normal(dims, seed: int, mean: float = 0.0, stddev: float = 1.0, dtype: str = "f32", program=None):
     """Normal samples: a function of (seed, global index), the same under every layout."""
     t = _type(dims, dtype, "mtf.random_normal")

@@ -10,6 +10,7 @@ from meshir.dialect.ops.elementwise import broadcast_by_name
 from meshir.dialect.tensor_type import Dimension
 from meshir.dialect.ops import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
+from meshir.dialect.op_registry import INTERNAL, register
 
 from . import checks
 
@@ -19,7 +20,7 @@ __all__ = [
     "relu", "stop_gradient", "add", "sub", "mul", "div", "maximum", "minimum", "pow", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "cast", "select", "where",
 ]
-from .builder import build, located_error, program_of
+from .builder import build, builds, located_error, program_of
 from .tensor import Tensor
 
 
@@ -65,7 +66,7 @@ def _unary(name: str):
 
     op.__name__ = name
     op.__doc__ = f"Elementwise `mtf.{name}`."
-    return op
+    return builds(UNARY_CLASSES[name])(op)
 
 
 def _binary(name: str, public: str):
@@ -74,7 +75,7 @@ def _binary(name: str, public: str):
 
     op.__name__ = public
     op.__doc__ = f"Elementwise `mtf.{name}`, broadcasting by name."
-    return op
+    return builds(BINARY_CLASSES[name])(op)
 
 
 def _compare(name: str, public: str):
@@ -83,7 +84,7 @@ def _compare(name: str, public: str):
 
     op.__name__ = public
     op.__doc__ = f"Elementwise comparison `mtf.{name}` (result i1), broadcasting by name."
-    return op
+    return builds(COMPARE_CLASSES[name])(op)
 
 
 neg, abs, exp, log, sqrt, rsqrt = (_unary(n) for n in ("neg", "abs", "exp", "log", "sqrt", "rsqrt"))
@@ -99,6 +100,7 @@ less, less_equal = _compare("lt", "less"), _compare("le", "less_equal")
 greater, greater_equal = _compare("gt", "greater"), _compare("ge", "greater_equal")
 
 
+@builds(CastOp)
 def cast(x: Tensor, dtype: str) -> Tensor:
     """Convert to element type `dtype` (f32, bf16, f16, f64, i32, i64, i1, or NumPy's names)."""
     checks.tensor(x, "the operand of mi.cast")
@@ -106,6 +108,7 @@ def cast(x: Tensor, dtype: str) -> Tensor:
     return build(CastOp, x.type.without_layout().with_element_type(dtype), [x])
 
 
+@builds(SelectOp)
 def select(condition: Tensor, on_true, on_false) -> Tensor:
     """`on_true` where `condition` (i1) holds, else `on_false`, broadcasting by name."""
     checks.tensor(condition, "the condition of mi.select")
@@ -117,3 +120,5 @@ def select(condition: Tensor, on_true, on_false) -> Tensor:
 
 
 where = select
+# mtf-autodiff reads a rematerialized forward's inputs through barriers (mi.remat).
+register("build", UNARY_CLASSES["optimization_barrier"], INTERNAL)

@@ -5,7 +5,7 @@ from meshir.dialect.diagnostics import MeshIRValueError
 from meshir.dialect.ops import GatherOp, OneHotOp
 
 from . import checks
-from .builder import build, located_error, result_type
+from .builder import build, builds, located_error, result_type
 from .dims import Dim, as_dims
 from .tensor import Tensor
 
@@ -13,6 +13,7 @@ from .tensor import Tensor
 __all__ = ["gather", "one_hot"]
 
 
+@builds(OneHotOp)
 def one_hot(ids: Tensor, depth: Dim, dtype: str = "f32") -> Tensor:
     """out[..., k] = (ids[...] == k) over a new dim `depth`; out-of-range ids give zeros."""
     checks.tensor(ids, "the ids of mi.one_hot")
@@ -28,6 +29,7 @@ def one_hot(ids: Tensor, depth: Dim, dtype: str = "f32") -> Tensor:
     return build(OneHotOp, result_type("mtf.one_hot", dims, dtype), [ids])
 
 
+@builds(GatherOp)
 def gather(table: Tensor, ids: Tensor, dim) -> Tensor:
     """Rows of `table` along `dim` picked by integer `ids`: the result has the ids' dims then
     the table's other dims (embedding lookup). Out-of-range ids give zeros."""

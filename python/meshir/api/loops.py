@@ -13,13 +13,14 @@ from meshir.dialect.ops.loops import CONDITION_TYPE, INDEX_TYPE, ScanOp, WhileOp
 
 from . import checks
 from .bodies import OpenBody, local_value, tracing
-from .builder import program_of
+from .builder import builds, program_of
 from .locations import call_site_location, located_error
 from .tensor import Tensor
 
 __all__ = ["fori_loop", "scan", "while_loop"]
 
 
+@builds(ScanOp)
 def scan(body, carry, xs=None, dim: str | None = None, length: int | None = None):
     """`body(carry, x) -> (carry, y)` for each index of dim `dim` of `xs`, in order; returns
     `(carry, ys)`, each y stacked along a new leading dim `dim` (None when the body's y is).
@@ -75,6 +76,7 @@ def fori_loop(n: int, body, carry):
     return _pack(results, kind)
 
 
+@builds(WhileOp)
 def while_loop(cond, body, carry):
     """`carry = body(carry)` while `cond(carry)` (a scalar i1 Tensor) is true; returns the
     carry."""

@@ -1,17 +1,17 @@
-"""Shape ops by name: broadcast, reshape, rename, transpose, slice, concat, pad, shift."""
+"""Shape ops by name: broadcast, reshape, rename, transpose, slice, concat, split, pad, shift."""
 from __future__ import annotations
 
 
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
-from meshir.dialect.ops import BroadcastOp, ConcatOp, PadOp, RenameOp, ReshapeOp, ShiftOp, SliceOp, TransposeOp
+from meshir.dialect.ops import BroadcastOp, ConcatOp, PadOp, RenameOp, ReshapeOp, ShiftOp, SliceOp, SplitOp, TransposeOp
 
 from . import checks
-from .builder import build, located_error, result_type
+from .builder import build, builds, located_error, result_type
 from .dims import as_dims
 from .tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.
-__all__ = ["broadcast", "concat", "pad", "rename", "reshape", "shift", "slice", "transpose"]
+__all__ = ["broadcast", "concat", "pad", "rename", "reshape", "shift", "slice", "split", "transpose"]
 
 
 def _sizes(x: Tensor) -> dict[str, int]:
@@ -25,16 +25,19 @@ def _new_dims(op: str, x, dims, what: str):
     return result_type(op, [(d.name, d.size) for d in out], x.dtype)
 
 
+@builds(BroadcastOp)
 def broadcast(x: Tensor, dims) -> Tensor:
     """Add dims (replicating values) and/or reorder: the result has exactly `dims`."""
     return build(BroadcastOp, _new_dims("mtf.broadcast", x, dims, "broadcast dims"), [x])
 
 
+@builds(ReshapeOp)
 def reshape(x: Tensor, dims) -> Tensor:
     """Reinterpret the row-major elements as `dims` (merge or split names)."""
     return build(ReshapeOp, _new_dims("mtf.reshape", x, dims, "reshape dims"), [x])
 
 
+@builds(RenameOp)
 def rename(x: Tensor, old, new=None) -> Tensor:
     """Rename dims: `rename(x, "a", "b")` or `rename(x, {"a": "b", ...})`."""
     checks.tensor(x, "the operand of mi.rename")
@@ -55,6 +58,7 @@ def rename(x: Tensor, old, new=None) -> Tensor:
     return build(RenameOp, result_type("mtf.rename", list(zip(names, x.shape)), x.dtype), [x])
 
 
+@builds(TransposeOp)
 def transpose(x: Tensor, order) -> Tensor:
     """The same dims in the order `order` (Dims or names)."""
     return build(TransposeOp, _new_dims("mtf.transpose", x, order, "transpose order"), [x])
@@ -64,6 +68,7 @@ def _resized(op: str, x: Tensor, dim: str, size: int):
     return result_type(op, [(n, size if n == dim else s) for n, s in zip(x.names, x.shape)], x.dtype)
 
 
+@builds(SliceOp)
 def slice(x: Tensor, dim, start: int, length: int) -> Tensor:
     """Elements [start, start + length) along `dim`."""
     checks.tensor(x, "the operand of mi.slice")
@@ -73,6 +78,7 @@ def slice(x: Tensor, dim, start: int, length: int) -> Tensor:
     return build(SliceOp, _resized("mtf.slice", x, name, length), [x], {"dim": name, "start": start})
 
 
+@builds(ConcatOp)
 def concat(xs, dim) -> Tensor:
     """Join tensors along `dim`; their other dims must agree."""
     xs = checks.tensors(xs, "the operands of mi.concat")
@@ -84,6 +90,32 @@ def concat(xs, dim) -> Tensor:
     return build(ConcatOp, None, xs, {"dim": name})
 
 
+@builds(SplitOp)
+def split(x: Tensor, dim, sizes) -> tuple[Tensor, ...]:
+    """Cut `dim` into consecutive pieces: `sizes` a list of piece sizes summing to the dim's
+    size, or a number of equal pieces. Each piece keeps the dim's name with its own size
+    (Mesh-TensorFlow's split; `concat(split(x, d, s), d)` is x). The dim is cut whole on
+    every device (split over mesh axes, it is gathered first); a piece keeps the layout rules'
+    axes for the dim where they divide its size, else it comes out without them."""
+    checks.tensor(x, "the operand of mi.split")
+    name = checks.dim_name(dim, x, "'mtf.split'")
+    size = _sizes(x)[name]
+    if isinstance(sizes, (list, tuple)):
+        sizes = [checks.integer(s, f"'mtf.split' of '{name}': piece #{i}'s size", minimum=1)
+                 for i, s in enumerate(sizes)]
+        if not sizes or sum(sizes) != size:
+            raise located_error(f"'mtf.split' of '{name}' (size {size}): the sizes {sizes} sum to {sum(sizes)}, "
+                                f"not {size}", MeshIRValueError)
+    else:
+        count = checks.integer(sizes, f"'mtf.split' of '{name}': the number of pieces", minimum=1)
+        if size % count:
+            raise located_error(f"'mtf.split' of '{name}' (size {size}): {count} equal pieces do not divide it "
+                                "(give a list of sizes)", MeshIRValueError)
+        sizes = [size // count] * count
+    return build(SplitOp, None, [x], {"dim": name}, inference={"sizes": sizes})
+
+
+@builds(PadOp)
 def pad(x: Tensor, dim, low: int, high: int, value: float = 0.0) -> Tensor:
     """Add `low` elements before and `high` after along `dim`, filled with `value`."""
     checks.tensor(x, "the operand of mi.pad")
@@ -97,6 +129,7 @@ def pad(x: Tensor, dim, low: int, high: int, value: float = 0.0) -> Tensor:
     return build(PadOp, None, [x], {"dim": name, "low": low, "high": high, "value": value})
 
 
+@builds(ShiftOp)
 def shift(x: Tensor, dim, offset: int, wrap: bool = False, fill: float = 0.0) -> Tensor:
     """out[i] = x[i - offset] along `dim`; vacated places get `fill`, or wrap around."""
     checks.tensor(x, "the operand of mi.shift")
