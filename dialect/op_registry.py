@@ -117,12 +117,16 @@ def variants_of(slot: str, op_class: type) -> tuple[Variant, ...]:
 def lookup(slot: str, op):
     """The rule that applies to `op` in `slot`: the first variant whose condition holds, else
     the plain rule; None when the op has none (or is not an `mtf` op)."""
-    cls = OP_CLASSES.get(op.operation.name)
-    if cls is None:
-        return None
-    for variant in _VARIANTS[slot].get(cls, ()):
-        if variant.when(op):
-            return variant.fn
+    cls = type(op)  # an op of a block is an instance of its registered class
+    if not issubclass(cls, MtfOp):  # an ir.Operation, or another dialect's op
+        cls = OP_CLASSES.get(op.operation.name)
+        if cls is None:
+            return None
+    variants = _VARIANTS[slot].get(cls)
+    if variants:
+        for variant in variants:
+            if variant.when(op):
+                return variant.fn
     return _RULES[slot].get(cls)
 
 

@@ -1,11 +1,10 @@
 """Finding an op's rule: the "interpret" slot of the op registry (dialect/op_registry.py).
 
 The rule convention: `rule(op, operands: list[np.ndarray])` returns one array when the op
-has one result, and a list or tuple of exactly as many arrays as results otherwise (an op
-class with `RESULTS > 1`, or an op whose count varies: loops, `SplitOp`; `rule_output`
-picks the form). The driver (evaluator.run_block) casts each to its result type, and
-reports a wrong count or shape as an interpreter bug.
-The family files register the rules; importing this package imports them all.
+has one result, and a list or tuple of exactly as many arrays as results otherwise (loops,
+`mtf.split`; `rule_output` picks the form). The driver (evaluator.run_block) casts each to
+its result type, and reports a wrong count or shape as an interpreter bug. The family files
+register the rules; importing this package imports them all.
 """
 from __future__ import annotations
 

@@ -42,6 +42,7 @@ class LoopOp(MtfOp):
     """Base of ops with body regions: variable operand and result counts, regions checked."""
 
     OPERANDS = (0, None)
+    RESULTS = None  # one per carried value and stacked y
     FACTORS = "carried"
     PRECISION = "declared"
     #: A loop is pure as a whole (its body's ops are).

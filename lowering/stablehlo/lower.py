@@ -20,7 +20,7 @@ from meshir._jax_private import ir
 from meshir.dialect.diagnostics import located_error, raise_diagnostics
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, GSPMD, MODES, check_mode  # noqa: F401  (MODES: re-exported)
-from meshir.dialect.op_registry import class_of, lookup, rule_of
+from meshir.dialect.op_registry import lookup
 from meshir.dialect.ops import is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import function_name, functions, is_mtf_function
@@ -90,7 +90,7 @@ def _rule(op):
 
 def _global_rule(op):
     """gspmd mode on a mesh: the op's "lower_global" rule where it has one, else its "lower" rule."""
-    return rule_of("lower_global", class_of(op)) or lookup("lower", op)
+    return lookup("lower_global", op) or lookup("lower", op)
 
 
 def _rule_without_mesh(op):

@@ -320,12 +320,11 @@ def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | No
 
 
 def _result_cotangents(em, op, cts: dict):
-    """The `ct` a VJP rule receives (rules.py). A loop's class does not count its results
-    (they are as many as its carried values and ys)."""
+    """The `ct` a VJP rule receives (rules.py)."""
     results = list(op.operation.results)
     if isinstance(op, LoopOp):
         return [cts.get(r) for r in results]
-    if op.RESULTS == 1:
+    if len(results) == 1:
         return cts[results[0]]
     return [cts[r] if r in cts else (em.zeros(free(type_of(r))) if _is_float(r) else None) for r in results]
 

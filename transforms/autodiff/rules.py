@@ -5,7 +5,7 @@ A rule is registered by op class (`@vjp(ExpOp)`, `no_gradient(EqOp, ...)`) as a
 `fn(em, op, ct, wanted) -> {operand index: cotangent}`: `em` an Emitter placed where the
 backward ops go, `op` the forward op, `wanted` the operand indices whose cotangents are
 needed (the others are not computed), and `ct`:
-- for an op class with `RESULTS == 1`, the cotangent of its result;
+- for an op with one result, the cotangent of that result;
 - for an op with several results (`mtf.split`), a list with one cotangent per result: the
   driver gives a float result that got none zeros of its type without layout, so the rule
   states only the math; a result that is not a float has no cotangent (None);

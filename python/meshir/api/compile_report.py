@@ -8,10 +8,11 @@ from dataclasses import dataclass, replace
 from meshir._jax_private import ir
 from meshir.dialect.diagnostics import format_location
 from meshir.dialect.modes import EXPLICIT
-from meshir.dialect.ops import COLLECTIVE_OP_NAMES
+from meshir.dialect.ops import ScanOp, is_collective
 from meshir.dialect.provenance import Provenance, collective_dims, provenance_of
 from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType, format_axes
+from meshir.transforms.cost_model import HALO_EXCHANGE
 
 from .propagation import layout_table
 
@@ -55,9 +56,8 @@ def collective_ops(module):
     in a loop's body where the loop is)."""
     for fn in defined_functions(module):
         for op, repeats in _ops_within(fn.regions[0].blocks[0], 1):
-            name = op.operation.name
             attrs = op.operation.attributes
-            if name not in COLLECTIVE_OP_NAMES:
+            if not is_collective(op):
                 if "bytes_per_device" in attrs:
                     yield op, replace(_halo_record(fn, op), repeats=repeats)
                 continue
@@ -66,7 +66,7 @@ def collective_ops(module):
                                if k in attrs)
             nbytes = ir.IntegerAttr(attrs["bytes_per_device"]).value if "bytes_per_device" in attrs else 0
             why = provenance_of(op)
-            yield op, CollectiveRecord(function_name(fn), op.result.get_name(), name.split(".", 1)[1], axes, detail,
+            yield op, CollectiveRecord(function_name(fn), op.result.get_name(), op.kind(), axes, detail,
                                        nbytes, str(TensorType.from_mlir(op.operation.operands[0].type)),
                                        format_location(op.location), why, collective_dims(op, why), repeats)
 
@@ -76,7 +76,7 @@ def _ops_within(block, repeats: int | None):
     for op in block.operations:
         yield op, repeats
         if op.operation.regions:
-            inner = None if repeats is None or op.operation.name != "mtf.scan" else \
+            inner = None if repeats is None or not isinstance(op, ScanOp) else \
                 repeats * ir.IntegerAttr(op.operation.attributes["length"]).value
             for region in op.operation.regions:
                 for b in region.blocks:
@@ -88,9 +88,9 @@ def _halo_record(fn, op) -> CollectiveRecord:
     operand = TensorType.from_mlir(op.operation.operands[0].type)
     halos = op.halos()
     axes = tuple(a for d in halos for a in operand.dim(d).axes or ())
-    detail = ", ".join([op.operation.name.split(".", 1)[1]] + [f"dim={d}, rows={lo}+{hi}" for d, (lo, hi) in halos.items()])
+    detail = ", ".join([op.short_name] + [f"dim={d}, rows={lo}+{hi}" for d, (lo, hi) in halos.items()])
     why = provenance_of(op)
-    return CollectiveRecord(function_name(fn), op.result.get_name(), "halo_exchange", axes, detail,
+    return CollectiveRecord(function_name(fn), op.result.get_name(), HALO_EXCHANGE, axes, detail,
                             ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, str(operand),
                             format_location(op.location), why, tuple(halos))
 
