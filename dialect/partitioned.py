@@ -8,7 +8,7 @@ from .layout_projection import merge_layouts, reshape_groups
 from .linearity import lazy_operands
 from .local_semantics import result_partial
 from .mesh import function_mesh, module_meshes
-from .ops import OP_CLASSES, LoopOp, is_collective
+from .ops import OP_CLASSES, LoopOp, ShardOp, YieldOp, is_collective
 from .signature import defined_functions
 from .tensor_type import TensorType, format_axes
 from .verdicts import Verdicts
@@ -47,7 +47,7 @@ def _problem(op, mesh) -> str | None:
     for t in operands + results:
         if t is not None and any(d.axes is None for d in t.dims):
             return f"{t} has dims without a layout"
-    if name in ("func.return", "mtf.yield"):
+    if name == "func.return" or isinstance(op, YieldOp):
         pending = [t for t in operands if t is not None and t.partial]
         return f"returns a pending value {pending[0]}" if pending else None
     if name not in OP_CLASSES:
@@ -57,7 +57,7 @@ def _problem(op, mesh) -> str | None:
             if want != got:
                 return f"{what} is {got}, its loop carries {want}"
         return None
-    if name == "mtf.shard":
+    if isinstance(op, ShardOp):
         return "mtf.shard must have become collectives"
     if is_collective(op):
         return None if "bytes_per_device" in op.operation.attributes else "collective without bytes_per_device"

@@ -134,6 +134,8 @@ BINARY_OPS = {
 }
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 
+if not RANGE_OPS <= UNARY_OPS.keys() | BINARY_OPS.keys():  # a misspelt name would silently not apply
+    raise ValueError(f"RANGE_OPS names no elementwise op: {sorted(RANGE_OPS - UNARY_OPS.keys() - BINARY_OPS.keys())}")
 UNARY_CLASSES = {n: _elementwise(n, 1, t, linear=linear) for n, (t, linear) in UNARY_OPS.items()}
 BINARY_CLASSES = {n: _elementwise(n, 2, t, linear=linear) for n, (t, linear) in BINARY_OPS.items()}
 COMPARE_CLASSES = {
@@ -254,17 +256,17 @@ def _fold_neg(self):
     return inner.input
 
 
-#: Op name -> fold. Not folded on purpose: stop_gradient (an identity whose meaning is for
+#: Op class -> fold. Not folded on purpose: stop_gradient (an identity whose meaning is for
 #: autodiff, which may run later), optimization_barrier (its meaning is for XLA), x * 0 (NaN, inf, -0.0), x + 0.0 (-0.0).
 FOLDS = {
-    "add": _fold_add,
-    "sub": _fold_sub,
-    "mul": _fold_mul,
-    "div": _fold_div,
-    "pow": _fold_pow,
-    "max": _fold_same_operands,
-    "min": _fold_same_operands,
-    "neg": _fold_neg,
+    BINARY_CLASSES["add"]: _fold_add,
+    BINARY_CLASSES["sub"]: _fold_sub,
+    BINARY_CLASSES["mul"]: _fold_mul,
+    BINARY_CLASSES["div"]: _fold_div,
+    BINARY_CLASSES["pow"]: _fold_pow,
+    BINARY_CLASSES["max"]: _fold_same_operands,
+    BINARY_CLASSES["min"]: _fold_same_operands,
+    UNARY_CLASSES["neg"]: _fold_neg,
 }
-for _name, _fold in FOLDS.items():
-    {**UNARY_CLASSES, **BINARY_CLASSES}[_name].fold = _fold
+for _cls, _fold in FOLDS.items():
+    _cls.fold = _fold

@@ -56,7 +56,7 @@ class LoopOp(MtfOp):
             if len(region.blocks) != 1:
                 raise VerifyError(f"region #{r} must have exactly one block, got {len(region.blocks)}")
             ops = list(region.blocks[0].operations)
-            if not ops or ops[-1].operation.name != "mtf.yield":
+            if not ops or not isinstance(ops[-1], YieldOp):
                 raise VerifyError(f"region #{r} must end with 'mtf.yield'")
 
     def body_block(self, region: int = -1):
@@ -251,5 +251,5 @@ class YieldOp(MtfOp):
 
     def verify_op(self, mesh) -> None:
         parent = self.operation.parent
-        if parent is None or parent.name not in ("mtf.scan", "mtf.while"):
+        if parent is None or parent.name not in (ScanOp.OPERATION_NAME, WhileOp.OPERATION_NAME):
             raise VerifyError("must end the body of an mtf.scan or mtf.while")

@@ -19,7 +19,7 @@ from meshir import _jax_private as jp
 from meshir.dialect import parse_module
 from meshir.dialect.interpreter import interpret
 from meshir.dialect.op_registry import INTERNAL, rule_of
-from meshir.dialect.ops.elementwise import UNARY_CLASSES
+from meshir.dialect.ops.elementwise import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES
 from meshir.dialect.signature import entry_function, signature
 from meshir.dialect.tensor_type import TensorType
 from meshir.lowering.stablehlo import entry_text, lower_module
@@ -211,8 +211,8 @@ def test_binary_compare_select_broadcast_by_name(mesh, layout, elem):
     p = Prog(mesh)
     tx, ty_, tb = ty(f"b=8, d=4, {elem}", layout), ty(f"d=4, {elem}", layout), ty("b=8, d=4, i1", layout)
     x, y = p.arg("x", tx), p.arg("y", ty_)
-    results = {op: p.op(op, [x, y], tx) for op in ["add", "sub", "mul", "div", "max", "min", "pow"]}
-    results.update({op: p.op(op, [y, x], tb) for op in ["eq", "ne", "lt", "le", "gt", "ge"]})
+    results = {op: p.op(op, [x, y], tx) for op in BINARY_CLASSES}
+    results.update({op: p.op(op, [y, x], tb) for op in COMPARE_CLASSES})
     results["select"] = p.op("select", [results["gt"], x, y], tx)
     # i32: small exponents (negative ones too) and zero divisors; floats: positive bases for pow.
     low, high = (-2, 3) if elem == "i32" else (0.25, 3.0)
