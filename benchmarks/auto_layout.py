@@ -58,6 +58,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
 
+import harness  # noqa: E402
+
 GIB = 2 ** 30
 MESH = {"x": 4, "y": 2}
 DEVICE = "cpu-virtual"
@@ -281,15 +283,10 @@ class Runner:
         self.t, self.step_arg = 0, step_arg
 
     def __call__(self) -> float:
-        import jax
-
         self.t += 1
         extra = {"step": np.float32(self.t)} if self.step_arg else {}
         data = next(self.batches)
-        began = time.perf_counter()
-        out = self.exe(**data, **self.state, **extra)
-        jax.block_until_ready(out)
-        elapsed = time.perf_counter() - began
+        out, elapsed = harness.timed(lambda: self.exe(**data, **self.state, **extra))
         results = dict(zip(self.names, out))
         self.state = {n: results[n] for n in self.state_names}
         self.loss = float(results["loss"])
@@ -297,20 +294,16 @@ class Runner:
 
 
 def time_candidates(runners: list, rounds: int, burst_s: float, say=print) -> list[dict]:
-    """Median over interleaved rounds of each runner's per-round median step time."""
-    first = []
-    for r in runners:  # warm-up: the first (donated) calls
-        r()
-        first.append(r())
-    bursts = [max(1, min(10, round(burst_s / f))) for f in first]
-    per_round = [[] for _ in runners]
-    for k in range(rounds):
-        order = range(len(runners)) if k % 2 == 0 else reversed(range(len(runners)))
-        for i in order:
-            per_round[i].append(statistics.median(runners[i]() for _ in range(bursts[i])))
-        say(f"    round {k + 1}/{rounds} done")
-    return [{"median_s": statistics.median(p), "min_round_s": min(p), "rounds": rounds, "steps_per_round": n,
-             "per_round_s": p} for p, n in zip(per_round, bursts)]
+    """Median over interleaved rounds of each runner's per-round median step time. A
+    runner's steps per round are as many as fill about `burst_s` (1 to 10, sized by its
+    second warm-up step), so that a fast candidate's round is not one noisy step."""
+    steps = dict(enumerate(runners))
+    first = harness.warm_up(steps, 2)  # the first (donated) calls
+    bursts = {i: max(1, min(10, round(burst_s / f))) for i, f in first.items()}
+    per_round = harness.interleaved_rounds(steps, rounds, bursts,
+                                           after_round=lambda k: say(f"    round {k + 1}/{rounds} done"))
+    return [{"median_s": statistics.median(p), "min_round_s": min(p), "rounds": rounds, "steps_per_round": bursts[i],
+             "per_round_s": p} for i, p in per_round.items()]
 
 
 def run_case(name: str, kind: str, fields: dict, count: int, top: int, rounds: int, burst_s: float,
@@ -385,7 +378,7 @@ def paper_child(quick: bool, out: Path) -> int:
 
     devices = 64 if quick else 512
     jax.config.update("jax_num_cpu_devices", devices)
-    import meshir as mi  # noqa: F401  (after the device count)
+    import meshir as mi
     import paper_scale
     from lm import model
 
@@ -472,10 +465,6 @@ def run_paper(quick: bool, out_dir: Path) -> dict:
 # The report
 
 
-def _ms(s) -> str:
-    return f"{1e3 * s:.2f}"
-
-
 def _gib(n) -> str:
     from meshir.transforms.memory_estimate import format_bytes
 
@@ -484,6 +473,7 @@ def _gib(n) -> str:
 
 def markdown(data: dict) -> str:
     meta = data["meta"]
+    ms = harness.ms
     lines = [
         "# Automatic layout, validated against measurement",
         "",
@@ -525,7 +515,7 @@ def markdown(data: dict) -> str:
                       f"{c['spearman']['predicted_bytes_vs_hlo']:.2f}."]
             fit = c.get("diagnostic_fit")
             if fit:
-                lines[-1] += (f" Diagnostic (no claim uses it): least squares measured ≈ {_ms(fit['overhead_s'])} ms + "
+                lines[-1] += (f" Diagnostic (no claim uses it): least squares measured ≈ {ms(fit['overhead_s'])} ms + "
                               f"{fit['compute_factor']:.2f}·compute + {fit['comm_factor']:.2f}·comm "
                               f"(Spearman of that fit {fit['spearman_of_fit']:.2f}).")
             lines += ["",
@@ -537,9 +527,9 @@ def markdown(data: dict) -> str:
                 r = c["candidates"][i]
                 p = r["predicted"]
                 lines.append(
-                    f"| {order.index(i) + 1} | {r['label']} | `{r['text']}` | {_ms(p['seconds'])} "
-                    f"({_ms(p['compute_s'])} + {_ms(p['comm_s'])}) | {_ms(r['model']['seconds'])} | "
-                    f"**{_ms(r['measured']['median_s'])}** | {p['bytes']:,} | {r['hlo_bytes_per_device']:,} | "
+                    f"| {order.index(i) + 1} | {r['label']} | `{r['text']}` | {ms(p['seconds'])} "
+                    f"({ms(p['compute_s'])} + {ms(p['comm_s'])}) | {ms(r['model']['seconds'])} | "
+                    f"**{ms(r['measured']['median_s'])}** | {p['bytes']:,} | {r['hlo_bytes_per_device']:,} | "
                     f"{p['collectives']} / {r.get('hlo_collectives', '—')} | {_gib(r['xla_memory_total'])} |")
     paper = data.get("paper")
     if paper:
@@ -646,25 +636,23 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.paper_child:
         return paper_child(args.quick, Path(args.paper_child))
-    import measure
-
     if args.rewrite:
-        out = Path(args.out) if args.out else HERE / "results"
+        out = harness.results_dir(args.out, quick=False)
         data = json.loads((out / "auto_layout.json").read_text())
         if not data["meta"]["quick"]:
             data["conclusions"] = NOTES
-        measure.write_report(out, "auto_layout", data, markdown(data))
+        harness.write_report(out, "auto_layout", data, markdown(data))
         return 0
 
     began = time.perf_counter()
-    out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
+    out = harness.results_dir(args.out, args.quick)
     out.mkdir(parents=True, exist_ok=True)
     parts = args.parts.split(",")
     table = QUICK_CASES if args.quick else CASES
     names = args.cases.split(",") if args.cases else list(table)
     data = {"timed": [], "paper": None}
     if "timed" in parts:
-        measure.ensure_devices(8)
+        harness.ensure_devices(8)
         count, top, classic = (4, 2, 2) if args.quick else (14, 6, None)
         rounds = args.rounds or (1 if args.quick else 5)
         burst = 0.0 if args.quick else 0.15
@@ -681,11 +669,11 @@ def main(argv=None) -> int:
             data["timed"].append(rec)
     if "paper" in parts:
         data["paper"] = run_paper(args.quick, out)
-    data["meta"] = {**measure.machine(), "quick": args.quick, "run_s": time.perf_counter() - began,
+    data["meta"] = {**harness.machine(), "quick": args.quick, "run_s": time.perf_counter() - began,
                     "command": "python benchmarks/auto_layout.py" + (" --quick" if args.quick else "")}
     if not args.quick:
         data["conclusions"] = NOTES
-    measure.write_report(out, "auto_layout", data, markdown(data))
+    harness.write_report(out, "auto_layout", data, markdown(data))
     return 0
 
 

@@ -14,17 +14,15 @@ from both. Medians over interleaved rounds.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import harness  # noqa: E402
 
 
 def markdown(meta: dict, data: dict) -> str:
@@ -78,21 +76,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results", help="results directory")
     parser.add_argument("--repeats", type=int, default=21, help="timed rounds (medians are kept)")
     args = parser.parse_args(argv)
-    import jax
-
     import meshir as mi
 
-    start = time.perf_counter()
-    cal = mi.calibrate(mi.Mesh({"x": 4, "y": 2}), repeats=args.repeats, name="cpu-virtual")
-    seconds = time.perf_counter() - start
+    cal, seconds = harness.timed(
+        lambda: mi.calibrate(mi.Mesh({"x": 4, "y": 2}), repeats=args.repeats, name="cpu-virtual"))
     print(cal)
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__, "seconds": seconds}
+    meta = {**harness.machine(), "seconds": seconds}
     data = cal.to_json()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "calibration.json").write_text(json.dumps({"meta": meta, **data}, indent=1) + "\n")
-    (args.out / "calibration.md").write_text(markdown(meta, data))
-    print(f"wrote {args.out / 'calibration.md'} and calibration.json")
+    harness.write_report(args.out, "calibration", {"meta": meta, **data}, markdown(meta, data))
     return 0
 
 

@@ -27,20 +27,19 @@ follows the same one); at 1000 arguments the quartiles span several milliseconds
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
+
+import harness  # noqa: E402
 
 COUNTS = (1, 10, 100, 1000)
 QUICK_COUNTS = (1, 10)
@@ -95,54 +94,49 @@ def measure(count: int, reps: int) -> dict:
     state["pjrt, batch program"] = [jax.device_put(init[n], sharding) for n in names]
     b_order = exe_b.signature.arg_names  # x, w0, w1, ...
 
-    def timed(call):
-        """(seconds of `call()` until its results are ready, the results)."""
-        began = time.perf_counter()
-        out = jax.block_until_ready(call())
-        return time.perf_counter() - began, out
-
     def meshir():
-        elapsed, out = timed(lambda: exe(**state["meshir"]))
+        out, elapsed = harness.timed(lambda: exe(**state["meshir"]))
         state["meshir"] = dict(zip(names, out if count > 1 else (out,)))
         return elapsed
 
     def meshir_numpy():
         x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
-        elapsed, out = timed(lambda: exe_b(x=x, **state["meshir + numpy"]))
+        out, elapsed = harness.timed(lambda: exe_b(x=x, **state["meshir + numpy"]))
         state["meshir + numpy"] = dict(zip(names, out if count > 1 else (out,)))
         return elapsed
 
     def pjrt():
-        elapsed, state["pjrt"] = timed(lambda: jp.execute(exe._loaded, state["pjrt"], exe._result_handlers))
+        state["pjrt"], elapsed = harness.timed(lambda: jp.execute(exe._loaded, state["pjrt"], exe._result_handlers))
         return elapsed
 
     def pjrt_batch():
         x = jax.device_put(rng.standard_normal((ROWS, COLS)).astype(np.float32), exe_b.in_shardings[0])
         args = [x, *state["pjrt, batch program"]]
         assert b_order[0] == "x"
-        elapsed, state["pjrt, batch program"] = timed(lambda: jp.execute(exe_b._loaded, args, exe_b._result_handlers))
+        state["pjrt, batch program"], elapsed = harness.timed(
+            lambda: jp.execute(exe_b._loaded, args, exe_b._result_handlers))
         return elapsed
 
     def jax_jit():
-        elapsed, state["jax.jit"] = timed(lambda: jitted(state["jax.jit"]))
+        state["jax.jit"], elapsed = harness.timed(lambda: jitted(state["jax.jit"]))
         return elapsed
 
     def jax_floor():
-        elapsed, state["jax compiled floor"] = timed(
+        state["jax compiled floor"], elapsed = harness.timed(
             lambda: jp.execute(j_loaded, state["jax compiled floor"], j_handlers))
         return elapsed
 
     calls = {"meshir": meshir, "meshir + numpy": meshir_numpy, "pjrt": pjrt, "pjrt, batch program": pjrt_batch,
              "jax.jit": jax_jit, "jax compiled floor": jax_floor}
-    for _ in range(5):
-        for call in calls.values():
-            call()
-    times = {k: [] for k in calls}
     order, shuffle = list(calls), random.Random(count).shuffle
-    for _ in range(reps):
-        shuffle(order)  # no contender always runs right after the same one (see the module docstring)
-        for k in order:
-            times[k].append(calls[k]())
+
+    def shuffled(_names, _round):
+        """No contender always runs right after the same one (see the module docstring)."""
+        shuffle(order)
+        return order
+
+    # one call per round: a round's median is that call's time
+    times = harness.interleaved_rounds(calls, reps, warmup=5, order=shuffled)
     med = {k: statistics.median(v) for k, v in times.items()}
     # MeshIR's own Python work before jax's C++ dispatch runs the executable (binding, the
     # deleted-array and donation checks), without execution: the steady part of the overhead.
@@ -223,8 +217,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     counts = args.counts or (QUICK_COUNTS if args.quick else COUNTS)
     reps = args.reps or (20 if args.quick else 300)
-    out = args.out or (HERE / "results" / ("quick" if args.quick else ""))
-    out.mkdir(parents=True, exist_ok=True)
+    out = harness.results_dir(args.out, args.quick)
     import jax
 
     records = []
@@ -235,10 +228,8 @@ def main(argv=None) -> int:
               f"before PJRT {record['before_pjrt_us']['arrays']:.0f} us), "
               f"with numpy {record['overhead_with_numpy_us']:.0f} us, jax.jit {record['jax_overhead_us']:.0f} us")
         jax.clear_caches()
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "jax": jax.__version__}
-    (out / "call_overhead.json").write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
-    (out / "call_overhead.md").write_text(markdown(meta, records))
+    meta = harness.machine()
+    harness.write_report(out, "call_overhead", {"meta": meta, "records": records}, markdown(meta, records))
     return 0
 
 

@@ -11,7 +11,6 @@ heads:y, d_ff:y`. Writes compile_scaling.md, compile_scaling.json and compile_sc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -20,7 +19,8 @@ from pathlib import Path
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cases import LAYOUTS, build_transformer  # noqa: E402
+import harness
+from cases import LAYOUTS, build_transformer
 
 #: Meshes by device count: 2-D, axes large enough for the dims below to divide.
 MESHES = {8: {"x": 4, "y": 2}, 64: {"x": 8, "y": 8}, 512: {"x": 32, "y": 16}, 4096: {"x": 64, "y": 64}}
@@ -208,9 +208,7 @@ def main(argv=None) -> int:
 
 
 def write(data: dict, out: Path) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "compile_scaling.json").write_text(json.dumps(data, indent=1) + "\n")
-    (out / "compile_scaling.md").write_text(markdown(data))
+    harness.write_report(out, "compile_scaling", data, markdown(data))
     written = {"md": out / "compile_scaling.md", "json": out / "compile_scaling.json"}
     try:
         plot(data, out / "compile_scaling.png")

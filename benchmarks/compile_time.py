@@ -19,12 +19,12 @@ import collections
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import harness  # noqa: E402
 import lm_step  # noqa: E402  (sets sys.path for examples/ and JAX_PLATFORMS)
 import measure  # noqa: E402
 
@@ -45,9 +45,7 @@ def compile_meshir(cfg, layout: str):
     from lm import model
 
     mesh, rules = model.layout(layout)
-    began = time.perf_counter()
-    exe = mi.compile(model.train_step(cfg, mesh), layout=rules, donate=True)
-    return exe, time.perf_counter() - began
+    return harness.timed(lambda: mi.compile(model.train_step(cfg, mesh), layout=rules, donate=True))
 
 
 def compile_jax(cfg, layout: str, state_names):
@@ -65,11 +63,9 @@ def compile_jax(cfg, layout: str, state_names):
     step = jax.ShapeDtypeStruct((), np.float32, sharding=repl)
     jitted = jax.jit(fn, donate_argnums=(0,), in_shardings=(state_sh, tok_sh, tok_sh, repl),
                      out_shardings=(repl, state_sh))
-    began = time.perf_counter()
-    lowered = jitted.lower(state, tokens, tokens, step)
-    lowered_at = time.perf_counter()
-    compiled = lowered.compile()
-    return lowered, compiled, lowered_at - began, time.perf_counter() - lowered_at
+    lowered, lower_s = harness.timed(lambda: jitted.lower(state, tokens, tokens, step))
+    compiled, compile_s = harness.timed(lowered.compile)
+    return lowered, compiled, lower_s, compile_s
 
 
 def run_size(name: str, fields: dict, layout: str, reps: int, say=print) -> dict:
@@ -82,8 +78,7 @@ def run_size(name: str, fields: dict, layout: str, reps: int, say=print) -> dict
     times = {"meshir": [], "meshir_passes": [], "meshir_xla": [], "jax": [], "jax_lower": [], "jax_xla": []}
     exe = lowered = compiled = None
     for r in range(reps):
-        order = ("meshir", "jax") if r % 2 == 0 else ("jax", "meshir")
-        for side in order:
+        for side in harness.round_order(("meshir", "jax"), r):
             jax.clear_caches()
             if side == "meshir":
                 exe, wall = compile_meshir(cfg, layout)
@@ -158,12 +153,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="output folder (default: benchmarks/results, --quick: benchmarks/results/quick)")
     args = p.parse_args(argv)
     table = lm_step.QUICK_SIZES if args.quick else lm_step.SIZES
-    chosen = measure.chosen_sizes(p, args.sizes, table)
+    chosen = harness.chosen_sizes(p, args.sizes, table)
     reps = args.reps or (1 if args.quick else 3)
-    out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
-    out.mkdir(parents=True, exist_ok=True)
+    out = harness.results_dir(args.out, args.quick)
 
-    measure.ensure_devices(8)
+    harness.ensure_devices(8)
     warm = next(iter(lm_step.QUICK_SIZES.values()))
     run_size("warm-up", warm, args.layout, 1, say=lambda *_: None)  # backend start-up, imports
     records = []
@@ -173,8 +167,8 @@ def main(argv=None) -> int:
         print(f"  MeshIR / jax {rec['ratio']:.3f}x ({rec['median_s']['meshir']:.2f} vs {rec['median_s']['jax']:.2f} s); "
               f"StableHLO ops {rec['stablehlo_ops']['meshir']} vs {rec['stablehlo_ops']['jax']}", flush=True)
         records.append(rec)
-    meta = {**measure.machine(), "quick": args.quick, "layout": args.layout, "reps": reps, "note": args.note}
-    measure.write_report(out, "compile_time", {"meta": meta, "sizes": records}, markdown(meta, records))
+    meta = {**harness.machine(), "quick": args.quick, "layout": args.layout, "reps": reps, "note": args.note}
+    harness.write_report(out, "compile_time", {"meta": meta, "sizes": records}, markdown(meta, records))
     return 0
 
 

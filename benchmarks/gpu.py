@@ -23,6 +23,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402  (imports no jax: main chooses JAX_PLATFORMS first)
+
 NO_GPU = "no GPU: jax sees only cpu devices; run on a GPU machine or pass --quick"
 
 #: name -> examples/lm model.Config fields (heads 8, vocab 104 unless given)
@@ -57,12 +61,7 @@ def peak_flops(n: int, tries: int = 5, dtype: str = "float32") -> float:
     a = jax.random.normal(jax.random.key(0), (n, n), dtype)
     b = jax.random.normal(jax.random.key(1), (n, n), dtype)
     matmul = jax.jit(jnp.matmul)
-    matmul(a, b).block_until_ready()
-    best = float("inf")
-    for _ in range(tries):
-        began = time.perf_counter()
-        matmul(a, b).block_until_ready()
-        best = min(best, time.perf_counter() - began)
+    best = harness.time_calls({"matmul": lambda: matmul(a, b)}, reps=tries, warmup=1)["matmul"]["min_s"]
     return 2.0 * n ** 3 / best
 
 
@@ -146,14 +145,12 @@ def main(argv=None) -> int:
     table = QUICK_SIZES if args.quick else SIZES
     # lm_step defaults JAX_PLATFORMS to cpu; here jax picks its own default backend unless --quick.
     os.environ.setdefault("JAX_PLATFORMS", "cpu" if args.quick else "")
-    sys.path.insert(0, str(HERE))
     import jax
 
     import lm_step
-    import measure
     from lm import model
 
-    chosen = measure.chosen_sizes(p, args.sizes, table)
+    chosen = harness.chosen_sizes(p, args.sizes, table)
 
     backend = jax.default_backend()
     if args.quick:
@@ -189,13 +186,11 @@ def main(argv=None) -> int:
                   f"MFU jax {'—' if mfu is None else f'{100 * mfu:.1f}%'}; {time.perf_counter() - began:.0f} s so far",
                   flush=True)
             rows.append(r)
-    meta = {**measure.machine(), "quick": args.quick, "backend": backend, "device_kind": device.device_kind,
+    meta = {**harness.machine(), "quick": args.quick, "backend": backend, "device_kind": device.device_kind,
             "rounds": rounds, "steps": steps, "split_reps": split_reps, "peak_flops": peaks,
             "peak_n": peak_n, "peak_tries": peak_tries,
             "seconds": time.perf_counter() - began}
-    out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
-    out.mkdir(parents=True, exist_ok=True)
-    measure.write_report(out, f"gpu_{slug(device.device_kind)}", {"meta": meta, "sizes": rows}, markdown(meta, rows))
+    harness.write_report(harness.results_dir(args.out, args.quick), f"gpu_{slug(device.device_kind)}", {"meta": meta, "sizes": rows}, markdown(meta, rows))
     return 0
 
 

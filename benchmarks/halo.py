@@ -20,11 +20,8 @@ against the reference interpreter.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import math
 import os
-import platform
 import sys
 from pathlib import Path
 
@@ -34,6 +31,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
 
+import harness  # noqa: E402
 import hlo_stats  # noqa: E402
 
 #: (name, mesh, layout of x, b, d, offset, wrap)
@@ -111,8 +109,6 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=HERE / "results", help="results directory")
     args = parser.parse_args(argv)
-    import jax
-
     rows = []
     for name, mesh, layout, b, d, offset, wrap in CASES:
         record = measure(mesh, layout, b, d, offset, wrap)
@@ -129,11 +125,8 @@ def main(argv=None) -> int:
                      "shard": f"[{', '.join(map(str, shard))}]", **record})
         print(f"{name}: halo {record['halo']['hlo_bytes_per_device']:,} B, gather "
               f"{record['gather']['hlo_bytes_per_device']:,} B, gspmd {record['gspmd']['hlo_bytes_per_device']:,} B")
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "halo.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    (args.out / "halo.md").write_text(markdown(meta, rows))
+    meta = harness.machine()
+    harness.write_report(args.out, "halo", {"meta": meta, "rows": rows}, markdown(meta, rows))
     return 0
 
 

@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import harness  # noqa: E402
 import hlo_stats  # noqa: E402
 import measure  # noqa: E402
 
@@ -164,7 +165,7 @@ def main(argv=None) -> int:
     p.add_argument("--all", action="store_true", help="every row, not only those that differ")
     p.add_argument("--dump", help="folder to write both HLO texts and MeshIR's StableHLO into")
     args = p.parse_args(argv)
-    measure.ensure_devices(8)
+    harness.ensure_devices(8)
     exe, compiled = compile_both(args.size, layout=args.layout)
     m_text, j_text = exe.compiled_hlo_text(), compiled.as_text()
     memory = {"meshir": measure.memory_per_device(exe.memory_analysis()),

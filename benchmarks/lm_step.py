@@ -39,6 +39,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
 
+import harness  # noqa: E402
 import jax_baselines  # noqa: E402
 import measure  # noqa: E402
 from lm.model import LAYOUTS  # noqa: E402
@@ -166,12 +167,6 @@ def batches(cfg, seed: int = 0):
         yield tokens, rng.integers(0, 95, (cfg.batch, cfg.length), dtype=np.int32)
 
 
-def _block(out):
-    import jax
-
-    return jax.block_until_ready(out)
-
-
 def jax_side(cfg, axes: dict, rules: dict, state_names, precision: str = "f32"):
     """The JAX step for `cfg` and its shardings by the same layout rules:
     (step_fn, {state name: NamedSharding}, tokens' sharding, replicated)."""
@@ -229,9 +224,8 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
         return {n: jax.device_put(init[n], state_sh[n]) for n in state_names}
 
     tok0, tgt0 = batch()
-    began = time.perf_counter()
-    compiled = jitted.lower(put_state(), tok0, tgt0, np.float32(1)).compile()
-    jax_compile_s = time.perf_counter() - began
+    compiled, jax_compile_s = harness.timed(
+        lambda: jitted.lower(put_state(), tok0, tgt0, np.float32(1)).compile())
 
     # Same parameters, same batch: the first step's losses agree
     m_out = dict(zip(names, exe(tokens=tok0, targets=tgt0, **init, step=np.float32(1))))
@@ -249,10 +243,8 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
         s = loop["meshir"]
         s["t"] += 1
         tokens, targets = batch()
-        began = time.perf_counter()
-        out = exe(tokens=tokens, targets=targets, **s["state"], step=np.float32(s["t"]))
-        _block(out)
-        elapsed = time.perf_counter() - began
+        out, elapsed = harness.timed(
+            lambda: exe(tokens=tokens, targets=targets, **s["state"], step=np.float32(s["t"])))
         results = dict(zip(names, out))
         s["state"] = {n: results[n] for n in state_names}
         s["loss"] = float(results["loss"])
@@ -262,25 +254,13 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
         s = loop["jax"]
         s["t"] += 1
         tokens, targets = batch()
-        began = time.perf_counter()
-        loss, new = jitted(s["state"], tokens, targets, np.float32(s["t"]))
-        _block((loss, new))
-        elapsed = time.perf_counter() - began
+        (loss, new), elapsed = harness.timed(lambda: jitted(s["state"], tokens, targets, np.float32(s["t"])))
         s["state"], s["loss"] = new, float(loss)
         return elapsed
 
-    contenders = {"meshir": meshir_step, "jax": jax_step}
-    for _ in range(2):  # warm-up: caches, first donated call
-        for step in contenders.values():
-            step()
-    per_round, ratios = {k: [] for k in contenders}, []
-    for r in range(rounds):
-        order = list(contenders) if r % 2 == 0 else list(reversed(contenders))
-        medians = {}
-        for k in order:
-            medians[k] = statistics.median(contenders[k]() for _ in range(steps))
-            per_round[k].append(medians[k])
-        ratios.append(medians["meshir"] / medians["jax"])
+    # 2 untimed rounds first (caches, the first donated call)
+    per_round = harness.interleaved_rounds({"meshir": meshir_step, "jax": jax_step}, rounds, steps, warmup=2)
+    ratios = harness.round_ratios(per_round, "meshir", "jax")
     loss_gap = abs(loop["meshir"]["loss"] - loop["jax"]["loss"]) / abs(loop["jax"]["loss"])
 
     # The split: one call, no donation, every argument already on the devices
@@ -290,7 +270,7 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
     args = [placed[n] for n in sig.arg_names]
     j_args = ({n: placed[n] for n in state_names}, placed["tokens"], placed["targets"], placed["step"])
     compiled_plain = jitted_plain.lower(*j_args).compile()
-    split = measure.time_calls({
+    split = harness.time_calls({
         "meshir_public": lambda: exe_plain(**placed),
         "meshir_pjrt_only": lambda: jp.execute(exe_plain._loaded, args, exe_plain._result_handlers),
         "jax_compiled": lambda: compiled_plain(*j_args),
@@ -335,14 +315,6 @@ def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, 
 
 # ------------------------------------------------------------------------------------------
 # The report
-
-
-def _ms(s) -> str:
-    return f"{s * 1e3:.2f}"
-
-
-def _mb(n) -> str:
-    return "—" if n is None else f"{n / 1e6:.2f}"
 
 
 def _temp(mem: dict | None):
@@ -421,6 +393,7 @@ def report_name(layout: str, precision: str = "f32") -> str:
 
 
 def markdown(meta: dict, records: list[dict]) -> str:
+    ms, mb = harness.ms, harness.mb
     lines = [
         "# The README's LM training step: MeshIR vs jax.jit",
         "",
@@ -450,9 +423,9 @@ def markdown(meta: dict, records: list[dict]) -> str:
         st, mem, coll, fl = r["step_time"], r["memory_per_device"], r["collectives"], r["first_step_loss"]
         m_mem, j_mem = (mem[k]["total"] if mem[k] else None for k in ("meshir", "jax"))
         lines.append(
-            f"| {r['text']} | {r['arguments']} | **{st['ratio_median']:.2f}×** | {_ms(st['meshir_median_s'])} | "
-            f"{_ms(st['jax_median_s'])} | {coll['meshir']['bytes_per_device']:,} vs {coll['jax']['bytes_per_device']:,} | "
-            f"{_mb(m_mem)} vs {_mb(j_mem)} | {_mb(_temp(mem['meshir']))} vs {_mb(_temp(mem['jax']))} | "
+            f"| {r['text']} | {r['arguments']} | **{st['ratio_median']:.2f}×** | {ms(st['meshir_median_s'])} | "
+            f"{ms(st['jax_median_s'])} | {coll['meshir']['bytes_per_device']:,} vs {coll['jax']['bytes_per_device']:,} | "
+            f"{mb(m_mem)} vs {mb(j_mem)} | {mb(_temp(mem['meshir']))} vs {mb(_temp(mem['jax']))} | "
             f"{fl['meshir']:.5f}, {fl['jax']:.5f} (agree) |")
     lines += [
         "",
@@ -469,8 +442,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
     for r in records:
         s, q = r["split"], r["split_ratios"]
         lines.append(
-            f"| {r['text']} | {_ms(s['meshir_public']['median_s'])} | {_ms(s['meshir_pjrt_only']['median_s'])} | "
-            f"{_ms(s['jax_compiled']['median_s'])} | {_ms(s['jax_public']['median_s'])} | "
+            f"| {r['text']} | {ms(s['meshir_public']['median_s'])} | {ms(s['meshir_pjrt_only']['median_s'])} | "
+            f"{ms(s['jax_compiled']['median_s'])} | {ms(s['jax_public']['median_s'])} | "
             f"{q['pjrt_only_vs_jax_compiled']:.2f}× | {q['public_vs_jax_public']:.2f}× |")
     lines += ["", "## Compile time (s)", "", "| size | MeshIR passes | MeshIR XLA (donated) | jax lower + compile |",
               "|---|---|---|---|"]
@@ -506,27 +479,26 @@ def main(argv=None) -> int:
         print(f"wrote {out / f'{name}_runs.md'}")
         return 0
     table = QUICK_SIZES if args.quick else SIZES
-    chosen = measure.chosen_sizes(p, args.sizes, table)
+    chosen = harness.chosen_sizes(p, args.sizes, table)
     rounds = args.rounds or (2 if args.quick else 9)
     steps = args.steps or (3 if args.quick else 10)
     split_reps = args.split_reps or (3 if args.quick else 30)
-    out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
-    out.mkdir(parents=True, exist_ok=True)
+    out = harness.results_dir(args.out, args.quick)
 
-    measure.ensure_devices(8)
+    harness.ensure_devices(8)
     records = []
     for name in chosen:
         print(f"{name}: {SIZE_TEXT.get(name, name)}", flush=True)
         began = time.perf_counter()
         rec = run_size(name, table[name], rounds, steps, split_reps, layout=args.layout, precision=args.precision)
         st, q = rec["step_time"], rec["split_ratios"]
-        print(f"  MeshIR / jax.jit {st['ratio_median']:.2f}x ({_ms(st['meshir_median_s'])} vs "
-              f"{_ms(st['jax_median_s'])} ms); PJRT only / jax compiled {q['pjrt_only_vs_jax_compiled']:.2f}x; "
+        print(f"  MeshIR / jax.jit {st['ratio_median']:.2f}x ({harness.ms(st['meshir_median_s'])} vs "
+              f"{harness.ms(st['jax_median_s'])} ms); PJRT only / jax compiled {q['pjrt_only_vs_jax_compiled']:.2f}x; "
               f"{time.perf_counter() - began:.0f} s", flush=True)
         records.append(rec)
-    meta = {**measure.machine(), "quick": args.quick, "layout": args.layout, "precision": args.precision,
+    meta = {**harness.machine(), "quick": args.quick, "layout": args.layout, "precision": args.precision,
             "rounds": rounds, "steps": steps, "split_reps": split_reps, "note": args.note}
-    measure.write_report(out, report_name(args.layout, args.precision), {"meta": meta, "sizes": records},
+    harness.write_report(out, report_name(args.layout, args.precision), {"meta": meta, "sizes": records},
                          markdown(meta, records))
     return 0
 

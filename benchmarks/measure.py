@@ -6,37 +6,26 @@ time (median and min over `reps` timed runs after `warmup` runs, each ending in
 `block_until_ready`), compile time (MeshIR passes and XLA separately; jax.jit: lower and
 compile), memory per device (temp + argument + output from PJRT's compiled memory stats)
 and FLOPs per device (XLA's cost analysis). The three results must agree (rtol 1e-4).
+The timing itself, and what every script shares (machine, formats, reports), is harness.py's.
 """
 from __future__ import annotations
 
-import json
 import os
-import statistics
 import time
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import hlo_stats  # noqa: E402
-import jax_baselines  # noqa: E402
-from cases import MESH_AXES, Case  # noqa: E402
-from jax_baselines import Shardings  # noqa: E402
-from meshir.api.timing import interleaved_times  # noqa: E402
-from meshir.dialect.modes import MODES as MESHIR_MODES  # noqa: E402
+import harness
+import hlo_stats
+import jax_baselines
+from cases import MESH_AXES, Case
+from jax_baselines import Shardings
+from meshir.dialect.modes import MODES as MESHIR_MODES
 
 RTOL = 1e-4
 MODES = (*MESHIR_MODES, "jax")
-
-
-def time_calls(calls: dict, reps: int, warmup: int) -> dict:
-    """Median and min wall time of each `calls[k]()` (which returns what to block on).
-
-    The calls are interleaved (one run of each per round, `warmup` rounds untimed), so a
-    slow phase of a shared 2-core machine affects every contender alike.
-    """
-    times = interleaved_times(calls, reps, warmup)
-    return {k: {"median_s": statistics.median(t), "min_s": min(t), "runs": reps} for k, t in times.items()}
 
 
 def memory_per_device(stats) -> dict | None:
@@ -63,44 +52,9 @@ def hlo_collectives(hlo_text: str) -> dict:
     return summary
 
 
-def machine() -> dict:
-    """Today's date and the machine a result file was measured on (starts no backend)."""
-    import datetime
-    import platform
-
-    import jax
-
-    return {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__}
-
-
-def write_report(out, name: str, data: dict, text: str) -> None:
-    """`out`/`name`.json (`data`) and `out`/`name`.md (`text`)."""
-    (out / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
-    (out / f"{name}.md").write_text(text)
-    print(f"wrote {out / name}.md and {name}.json")
-
-
-def chosen_sizes(parser, sizes: str | None, table: dict) -> list[str]:
-    """The sizes a `--sizes a,b` option names (all of `table` when not given); an unknown
-    one is the parser's usage error."""
-    chosen = sizes.split(",") if sizes else list(table)
-    unknown = [s for s in chosen if s not in table]
-    if unknown:
-        parser.error(f"unknown sizes {unknown}; choose from {list(table)}")
-    return chosen
-
-
-def ensure_devices(n: int) -> None:
-    """Ask for `n` CPU devices before jax starts its backend (MeshIR's own helper)."""
-    from meshir.lowering.runtime import ensure_cpu_devices
-
-    ensure_cpu_devices(n)
-
-
 def jax_mesh():
     """8 CPU devices in MeshIR's order (row-major over (x, y)), Auto axes (jax 0.10)."""
-    ensure_devices(int(np.prod(list(MESH_AXES.values()))))
+    harness.ensure_devices(int(np.prod(list(MESH_AXES.values()))))
     return jax_baselines.jax_mesh(MESH_AXES)
 
 
@@ -226,7 +180,7 @@ def run_case(case: Case, sizes: dict, reps: int = 20, warmup: int = 3, modes=MOD
             outputs[mode] = out
         calls.update(timed)
         result["modes"][mode] = record
-    times = time_calls(calls, reps, warmup)
+    times = harness.time_calls(calls, reps, warmup)
     for key, t in times.items():
         mode, _, extra = key.partition(" ")
         result["modes"][mode]["step_time_pjrt_only" if extra else "step_time"] = t

@@ -12,10 +12,7 @@ buffers that survive fusion), XLA's figure is argument + output + temp − alias
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import sys
 from pathlib import Path
 
@@ -24,6 +21,7 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import cases  # noqa: E402
+import harness  # noqa: E402
 
 TOLERANCE = 0.25
 
@@ -74,11 +72,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="the quick sizes")
     parser.add_argument("--cases", default=None, help="case patterns (cases.select_cases)")
     args = parser.parse_args(argv)
-    import jax
-
-    from meshir.lowering.runtime import ensure_cpu_devices
-
-    ensure_cpu_devices(8)
+    harness.ensure_devices(8)
     size = "quick" if args.quick else "full"
     rows = []
     for case in cases.select_cases(args.cases):
@@ -86,11 +80,8 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"{case.name}: estimate {row['estimate']['total']:,} B, XLA {row['xla']['total']:,} B, "
               f"ratio {row['ratio']:.2f}")
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__, "sizes": size}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "memory_estimate.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    (args.out / "memory_estimate.md").write_text(markdown(meta, rows))
+    meta = {**harness.machine(), "sizes": size}
+    harness.write_report(args.out, "memory_estimate", {"meta": meta, "rows": rows}, markdown(meta, rows))
     return 0
 
 

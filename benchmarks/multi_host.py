@@ -34,9 +34,9 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 
 import numpy as np  # noqa: E402
 
+import harness  # noqa: E402
 import hlo_stats  # noqa: E402
 import lm_step  # noqa: E402
-import measure  # noqa: E402
 
 RTOL = 1e-5
 WAYS = {"1x8": (1, 8), "2x4": (2, 4)}  # name -> (processes, devices per process)
@@ -54,7 +54,7 @@ def worker(size: dict, steps: int, warmup: int, out: Path) -> None:
     if processes > 1:
         mi.distributed.initialize(local_devices=8 // processes, timeout=120, heartbeat_timeout=30)
     else:
-        measure.ensure_devices(8)
+        harness.ensure_devices(8)
     import jax
 
     from lm import model
@@ -72,11 +72,10 @@ def worker(size: dict, steps: int, warmup: int, out: Path) -> None:
     losses, times = [], []
     for t in range(1, warmup + steps + 1):
         tokens, targets = next(data)
-        began = time.perf_counter()
-        out_ = exe(tokens=mi.process_local(tokens[rows["tokens"]], along="batch"),
-                   targets=mi.process_local(targets[rows["targets"]], along="batch"), **state, step=np.float32(t))
-        jax.block_until_ready(out_)
-        times.append(time.perf_counter() - began)
+        out_, seconds = harness.timed(lambda: exe(
+            tokens=mi.process_local(tokens[rows["tokens"]], along="batch"),
+            targets=mi.process_local(targets[rows["targets"]], along="batch"), **state, step=np.float32(t)))
+        times.append(seconds)
         results = dict(zip(names, out_))
         state = {n: results[n] for n in state}
         losses.append(float(np.asarray(results["loss"])))
@@ -108,12 +107,8 @@ def probe(mi, jax, mesh, reps: int = 30) -> dict:
             prog.result(mi.reduce_sum(mi.all_slice(t, "k", axis), over=["k"]), name="s")
         exe = mi.compile(prog)
         arg = jax.device_put(np.ones(PROBE_SHAPE, np.float32), exe.in_shardings[0])
-        times = []
-        for _ in range(reps + 3):
-            began = time.perf_counter()
-            jax.block_until_ready(exe(t=arg))
-            times.append(time.perf_counter() - began)
-        out[f"all-reduce over {axis}"] = statistics.median(times[3:])
+        timed = harness.time_calls({axis: lambda: exe(t=arg)}, reps, warmup=3)
+        out[f"all-reduce over {axis}"] = timed[axis]["median_s"]
     return out
 
 
@@ -186,12 +181,11 @@ def measure_size(name: str, size: dict, rounds: int, steps: int, warmup: int, sc
     runs = {way: [] for way in WAYS}
     ratios = []
     for r in range(rounds):
-        order = list(WAYS) if r % 2 == 0 else list(reversed(WAYS))
-        for way in order:
+        for way in harness.round_order(WAYS, r):
             runs[way].append(run_way(way, size, steps, warmup, scratch / f"{name}-{way}-{r}"))
         ratios.append(runs["2x4"][-1][0]["step_median_s"] / runs["1x8"][-1][0]["step_median_s"])
-        print(f"  round {r + 1}: 1x8 {lm_step._ms(runs['1x8'][-1][0]['step_median_s'])} ms, "
-              f"2x4 {lm_step._ms(runs['2x4'][-1][0]['step_median_s'])} ms: {ratios[-1]:.2f}x", flush=True)
+        print(f"  round {r + 1}: 1x8 {harness.ms(runs['1x8'][-1][0]['step_median_s'])} ms, "
+              f"2x4 {harness.ms(runs['2x4'][-1][0]['step_median_s'])} ms: {ratios[-1]:.2f}x", flush=True)
     # The same losses: every run, every process, equal to the first 1x8 run's (rtol 1e-5)
     want = np.array(runs["1x8"][0][0]["losses"])
     for way, way_runs in runs.items():
@@ -246,7 +240,7 @@ def same_program(d: dict) -> str:
 
 
 def markdown(meta: dict, records: list[dict]) -> str:
-    ms = lm_step._ms
+    ms = harness.ms
     lines = [
         "# The LM training step: 1 process × 8 devices vs 2 processes × 4 devices",
         "",
@@ -315,16 +309,13 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     steps = args.steps or (3 if args.quick else 20)
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 3)
-    out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
+    out = harness.results_dir(args.out, args.quick)
     if args.worker:
         worker(json.loads(args.worker), steps, warmup, out)
         return 0
     table = lm_step.QUICK_SIZES if args.quick else lm_step.SIZES
-    chosen = args.sizes.split(",") if args.sizes else ["tiny" if args.quick else "readme"]
-    if unknown := [s for s in chosen if s not in table]:
-        p.error(f"unknown sizes {unknown}; choose from {list(table)}")
+    chosen = harness.chosen_sizes(p, args.sizes, table, default=["tiny" if args.quick else "readme"])
     rounds = args.rounds or (1 if args.quick else 5)
-    out.mkdir(parents=True, exist_ok=True)
     records = []
     for name in chosen:
         print(f"{name}: {lm_step.SIZE_TEXT.get(name, name)}", flush=True)
@@ -333,9 +324,9 @@ def main(argv=None) -> int:
         print(f"  2x4 / 1x8 {rec['ratio_median']:.2f}x; losses equal (max rel. diff "
               f"{rec['max_loss_rel_diff_2x4']:.1e}); HLO lines differing: {rec['hlo_differences']}", flush=True)
         records.append(rec)
-    meta = {**measure.machine(), "quick": args.quick, "rounds": rounds, "steps": steps, "warmup": warmup,
+    meta = {**harness.machine(), "quick": args.quick, "rounds": rounds, "steps": steps, "warmup": warmup,
             "note": args.note}
-    measure.write_report(out, "multi_host", {"meta": meta, "sizes": records}, markdown(meta, records))
+    harness.write_report(out, "multi_host", {"meta": meta, "sizes": records}, markdown(meta, records))
     return 0
 
 

@@ -34,12 +34,10 @@ shard_params=...)`; where train_step has no such parameter they are recorded as 
 from __future__ import annotations
 
 import argparse
-import datetime
 import inspect
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -50,6 +48,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import harness  # noqa: E402
+from harness import fmt_bytes, fmt_sent  # noqa: E402
 
 GIB = 2 ** 30
 
@@ -172,12 +173,6 @@ def collectives(hlo_text: str) -> dict:
     return hlo_stats.summarize(found, hlo_stats.computation_repeats(hlo_text))
 
 
-def _time(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
 def _error(e: BaseException) -> dict:
     text = f"{type(e).__name__}: {e}"
     return {"status": "error", "error": text.splitlines()[0][:500], "error_full": text[:4000]}
@@ -212,9 +207,9 @@ def meshir_row(m: Model, row: Row, cfg) -> dict:
         options["microbatches"] = {"batch": row.microbatches}
     try:
         mesh = mi.Mesh(dict(m.mesh))
-        step, build_s = _time(lambda: model.train_step(cfg, mesh, remat=row.remat, stacked=True,
+        step, build_s = harness.timed(lambda: model.train_step(cfg, mesh, remat=row.remat, stacked=True,
                                                        seq_parallel=row.seq_parallel, **options))
-        exe, compile_s = _time(lambda: mi.compile(step, layout=rules, donate=True))
+        exe, compile_s = harness.timed(lambda: mi.compile(step, layout=rules, donate=True))
         report = exe.compile_report
         estimate = report.memory
         out = {
@@ -448,8 +443,8 @@ def jax_row(m: Model, row: Row, cfg) -> dict:
                          split_specs if (row.shard_update or row.shard_params) else None, row.microbatches)
         jitted = jax.jit(fn, in_shardings=(state_sh, tok_sh, tok_sh, repl), out_shardings=(repl, state_sh),
                          donate_argnums=(0,))
-        lowered, lower_s = _time(lambda: jitted.lower(structs, tok, tok, t))
-        compiled, compile_s = _time(lowered.compile)
+        lowered, lower_s = harness.timed(lambda: jitted.lower(structs, tok, tok, t))
+        compiled, compile_s = harness.timed(lowered.compile)
         mem = measure.memory_per_device(compiled.memory_analysis())
         if mem is not None:
             mem["total"] = mem["argument"] + mem["output"] + mem["temp"] - mem["alias"]
@@ -485,7 +480,7 @@ def run_model(m: Model, log=print, only: list[str] | None = None) -> dict:
         record["jax"] = jax_row(m, row, cfg)
         rows.append(record)
         log(f"  {row.name}: " + "; ".join(f"{side} {_summary(record[side])}" for side in ("meshir", "jax")))
-    single, single_s = _time(lambda: meshir_estimate_only(cfg, {"x": 1}, {}))
+    single, single_s = harness.timed(lambda: meshir_estimate_only(cfg, {"x": 1}, {}))
     log(f"  single device (MeshIR's estimate, {single_s:.1f} s): {single['total'] / GIB:,.1f} GiB")
     return {"model": m.name, "text": m.text, "config": cfg.to_dict(), "d_k": cfg.d_k, "mesh": m.mesh,
             "devices": m.devices, "layouts": m.layouts, "parameters": count,
@@ -506,24 +501,6 @@ def _summary(rec: dict) -> str:
 
 # ------------------------------------------------------------------------------------------
 # The report
-
-
-def fmt_bytes(n) -> str:
-    """Memory: binary units."""
-    if n is None:
-        return "–"
-    for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if abs(n) >= size:
-            return f"{n / size:,.2f} {unit}"
-    return f"{n:,} B"
-
-
-def fmt_sent(n) -> str:
-    """Bytes sent: decimal units."""
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:,.2f} {unit}"
-    return f"{n:,} B"
 
 
 KIND_ORDER = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
@@ -711,7 +688,7 @@ def child(names: list[str], quick: bool, out: Path, only: list[str] | None = Non
 
     results = []
     for m in models:
-        result, seconds = _time(lambda: run_model(m, log=lambda s: print(s, flush=True), only=only))
+        result, seconds = harness.timed(lambda: run_model(m, log=lambda s: print(s, flush=True), only=only))
         result["run_s"] = seconds
         results.append(result)
     out.write_text(json.dumps(results, indent=1) + "\n")
@@ -729,17 +706,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.child:
         return child(args.child.split(","), args.quick, args.child_out, args.rows.split(",") if args.rows else None)
-    import jax
-
     models = QUICK_MODELS if args.quick else MODELS
-    names = args.models.split(",") if args.models else list(models)
-    unknown = [n for n in names if n not in models]
-    if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)} (expected {', '.join(models)})")
+    names = harness.chosen_sizes(parser, args.models, models, what="models")
     groups: dict[int, list[str]] = {}
     for n in names:
         groups.setdefault(models[n].devices, []).append(n)
-    out = args.out or (HERE / "results" / ("quick" if args.quick else ""))
+    out = harness.results_dir(args.out, args.quick)
     out.mkdir(parents=True, exist_ok=True)
     results, run_s = [], {}
     for devices, group in groups.items():
@@ -757,11 +729,9 @@ def main(argv=None) -> int:
             return 1
         results += json.loads(part.read_text())
         part.unlink()
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__, "quick": args.quick, "run_s": run_s}
+    meta = {**harness.machine(), "quick": args.quick, "run_s": run_s}
     result = {"meta": meta, "models": results, "notes": NOTES}
-    (out / "paper_scale.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "paper_scale.md").write_text(markdown(result))
+    harness.write_report(out, "paper_scale", result, markdown(result))
     print((out / "paper_scale.md").read_text())
     return 0
 

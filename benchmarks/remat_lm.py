@@ -15,10 +15,7 @@ below 1e-5, both in f32).
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import sys
 from pathlib import Path
 
@@ -28,6 +25,8 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
+
+import harness  # noqa: E402
 
 TOLERANCE = 1e-5
 
@@ -113,19 +112,15 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 tiny layers; results under results/quick/")
     parser.add_argument("--out", type=Path, default=None, help="results directory")
     args = parser.parse_args(argv)
-    import jax
-
     from lm import model
 
     cfg = model.Config(layers=2, d_model=16, heads=2, d_ff=32, length=8, batch=8) if args.quick else model.Config(layers=4)
-    out = args.out or (HERE / "results" / ("quick" if args.quick else ""))
     record = measure(cfg)
-    meta = {"date": datetime.date.today().isoformat(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "jax": jax.__version__, "layout": model.format_rules(model.layout("2d")[1])}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "remat_lm.json").write_text(json.dumps({"meta": meta, "config": cfg.to_dict(), **record}, indent=1) + "\n")
-    (out / "remat_lm.md").write_text(markdown(meta, cfg.to_dict(), record))
-    print((out / "remat_lm.md").read_text())
+    meta = {**harness.machine(), "layout": model.format_rules(model.layout("2d")[1])}
+    text = markdown(meta, cfg.to_dict(), record)
+    harness.write_report(harness.results_dir(args.out, args.quick), "remat_lm",
+                         {"meta": meta, "config": cfg.to_dict(), **record}, text)
+    print(text)
     return 0 if record["gradients_agree"] else 1
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import math
 import os
 import platform
@@ -25,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import harness  # noqa: E402
 import measure  # noqa: E402
 from cases import LAYOUTS, MESH_AXES, SIZES, select_cases  # noqa: E402
 
@@ -36,10 +36,6 @@ FLAT_TARGET = 1.25
 
 def _kib(n) -> str:
     return "—" if n is None else f"{n / 1024:,.1f}"
-
-
-def _ms(s) -> str:
-    return "—" if s is None else f"{s * 1e3:.2f}"
 
 
 def _collectives_cell(record) -> str:
@@ -93,6 +89,7 @@ def targets(results: list[dict], scaling: dict | None) -> dict:
 
 def markdown(meta: dict, results: list[dict], goal: dict, scaling: dict | None) -> str:
     mesh = "×".join(f"{a}={n}" for a, n in MESH_AXES.items())
+    ms = harness.ms
     lines = [
         "# MeshIR vs jax.jit",
         "",
@@ -128,7 +125,7 @@ def markdown(meta: dict, results: list[dict], goal: dict, scaling: dict | None) 
             flops = rec["flops_per_device"]
             lines.append(
                 f"| {r['case']} | {mode} | {_collectives_cell(rec)} | {rec['collectives']['bytes_per_device']:,} | "
-                f"{r['analytic_min_bytes_per_device']:,} | {_ms(st['median_s'])} | {_ms(st['min_s'])} | {ratio} | "
+                f"{r['analytic_min_bytes_per_device']:,} | {ms(st['median_s'])} | {ms(st['min_s'])} | {ratio} | "
                 f"{_compile_cell(mode, rec)} | {_kib(mem and mem['total'])} | "
                 f"{'—' if flops is None else f'{flops / 1e6:,.1f}'} |")
     lines += ["", "## Targets", ""]
@@ -220,9 +217,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     sizes_name = "quick" if args.quick else "full"
     reps = args.reps or (5 if args.quick else 50)
-    out = Path(args.out) if args.out else HERE / "results" / ("quick" if args.quick else "")
+    out = harness.results_dir(args.out, args.quick)
     cases = select_cases(args.cases)
-    measure.ensure_devices(8)
+    harness.ensure_devices(8)
 
     import jax
 
@@ -251,13 +248,9 @@ def main(argv=None) -> int:
     goal = targets(results, scaling)
     meta["total_s"] = time.perf_counter() - started
     meta["load_average_at_end"] = round(os.getloadavg()[0], 2)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "benchmarks.json").write_text(json.dumps({"meta": meta, "targets": goal, "cases": results}, indent=1) + "\n")
-    text = markdown(meta, results, goal, scaling)
-    (out / "benchmarks.md").write_text(text)
-    print(f"wrote {out / 'benchmarks.md'} and benchmarks.json" + ("" if args.skip_scaling else
-                                                                   " (+ compile_scaling.md/.json/.png)")
-          + f" in {meta['total_s']:.0f} s")
+    harness.write_report(out, "benchmarks", {"meta": meta, "targets": goal, "cases": results},
+                         markdown(meta, results, goal, scaling))
+    print(f"{meta['total_s']:.0f} s in all")
     return 0
 
 

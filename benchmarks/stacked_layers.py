@@ -22,10 +22,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
+
+import harness  # noqa: E402
 
 
 def measure(depth: int) -> dict:
@@ -91,10 +94,8 @@ def main(argv=None) -> int:
         print(json.dumps(rows[-1]), flush=True)
     meta = {"date": datetime.date.today().isoformat(), "jax": jax.__version__, "machine": platform.machine(),
             "depths": list(depths)}
-    args.out.mkdir(parents=True, exist_ok=True)
     name = "stacked_layers_quick" if args.quick else "stacked_layers"
-    (args.out / f"{name}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    (args.out / f"{name}.md").write_text(markdown(meta, rows))
+    harness.write_report(args.out, name, {"meta": meta, "rows": rows}, markdown(meta, rows))
     return 0
 
 

@@ -23,7 +23,7 @@ Slots (what a rule receives and returns is documented beside each layer's driver
   only passes create.
 
 A block's terminator (`mtf.yield`) is the drivers' business and has no rules
-(`TERMINATOR`). The completeness test (test/python/test_op_registry.py) walks OP_CLASSES x
+(`TERMINATOR`). The completeness test (test/python/dialect/test_op_registry.py) walks OP_CLASSES x
 slots and fails on a gap.
 """
 from __future__ import annotations

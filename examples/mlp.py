@@ -14,7 +14,7 @@ import numpy as np
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import meshir as mi  # noqa: E402
+import meshir as mi
 
 
 def build_mlp(mesh: mi.Mesh, batch: int, d_model: int, d_ff: int) -> mi.Program:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from meshir.dialect.modes import EXPLICIT
 
+from .canonicalize import CanonicalizePass
+from .insert_collectives import InsertCollectivesPass
+from .propagate_sharding import PropagateShardingPass
+from .shard_update import with_shard_update
+
 
 def partition_passes(module, rules, model, mode: str = EXPLICIT) -> list:
     """mi.compile's passes before the lowering of `module`, for `rules` (LayoutRules) and
     `model`; mtf-shard-update first where it has weight-update sharding's layouts to decide."""
-    from .canonicalize import CanonicalizePass
-    from .insert_collectives import InsertCollectivesPass
-    from .propagate_sharding import PropagateShardingPass
-    from .shard_update import with_shard_update
-
     passes = with_shard_update([PropagateShardingPass.with_model(model, rules)], module.operation, rules)
     if mode == EXPLICIT:  # gspmd mode lowers the propagated module: XLA inserts the collectives
         # explain: each collective records why it exists, for exe.explain() and the report

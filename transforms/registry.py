@@ -23,19 +23,88 @@ pipeline and after each pass (pass_manager.py). What a pass produces or needs be
 verifier's checks is an `IRForm` (`output_form`, `input_form`): the pipeline checks a form
 right after the pass that produces it, and before a pass that needs it only when no earlier
 pass of the pipeline produced it.
+
+Passes are imported when asked for by name, as xDSL's are: `PASS_MODULES` names the module of
+each MeshIR pass, and `PASSES` (a mapping of NAME to pass class) imports that module the first
+time the pass is looked up. Its keys are known without importing anything, so `name in PASSES`
+and `sorted(PASSES)` import nothing; `PASSES.values()` imports every pass. A new pass adds one
+line to `PASS_MODULES` (test_layers.py checks the table against the `@register_pass` classes).
 """
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
 import typing
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 from meshir.dialect.diagnostics import MeshIRError
 
-#: Every registered MeshIR pass class, by its NAME.
-PASSES: dict[str, type["ModulePass"]] = {}
+#: The module of every MeshIR pass, by the pass's NAME (in the order `meshir-opt` has always
+#: registered them); the module is imported when the pass is first asked for.
+PASS_MODULES: dict[str, str] = {
+    "mtf-insert-collectives": "meshir.transforms.insert_collectives",
+    "mtf-shard-update": "meshir.transforms.shard_update",
+    "mtf-propagate-sharding": "meshir.transforms.propagate_sharding",
+    "mtf-strip-layouts": "meshir.transforms.strip_layouts",
+    "mtf-verify": "meshir.transforms.verify",
+    "mtf-lower-to-stablehlo": "meshir.transforms.lower_to_stablehlo",
+    "mtf-inline": "meshir.transforms.inline_calls",
+    "mtf-autodiff": "meshir.transforms.autodiff.autodiff_pass",
+    "mtf-canonicalize": "meshir.transforms.canonicalize",
+    "mtf-auto-layout": "meshir.transforms.auto_layout_pass",
+    "mtf-accumulate-wide": "meshir.transforms.accumulate_wide",
+    "mtf-apply-precision": "meshir.transforms.precision",
+}
+
+
+class PassTable(MutableMapping):
+    """Pass classes by NAME: those of `PASS_MODULES`, imported on lookup, and any registered
+    since (`register_pass`: a pass defined outside transforms/, e.g. in a test)."""
+
+    def __init__(self, modules: dict[str, str]):
+        self._modules = dict(modules)  # NAME -> module, for every pass known
+        self._classes: dict[str, type[ModulePass]] = {}  # NAME -> class, for those imported
+
+    def __getitem__(self, name: str) -> type["ModulePass"]:
+        cls = self._classes.get(name)
+        if cls is None:
+            module = self._modules[name]  # KeyError: no such pass
+            importlib.import_module(module)
+            cls = self._classes.get(name)
+            if cls is None:
+                raise ImportError(f"module {module} does not register pass '{name}' (transforms/registry.py: PASS_MODULES)")
+        return cls
+
+    def __setitem__(self, name: str, cls: type["ModulePass"]) -> None:
+        self._modules.setdefault(name, cls.__module__)
+        self._classes[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._modules[name]
+        self._classes.pop(name, None)
+
+    def __contains__(self, name) -> bool:
+        return name in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def registered(self, name: str) -> type["ModulePass"] | None:
+        """The class registered under `name`, without importing anything (None if none yet)."""
+        return self._classes.get(name)
+
+    def __repr__(self) -> str:
+        return f"PassTable({sorted(self._modules)})"
+
+
+#: Every MeshIR pass class, by its NAME; a pass's module is imported when it is looked up.
+PASSES: PassTable = PassTable(PASS_MODULES)
 
 _TRUE = {"true", "1", "on", "yes"}
 _FALSE = {"false", "0", "off", "no"}
@@ -48,7 +117,7 @@ class PassOptionError(MeshIRError):
     key: str | None = None
 
 
-def option(default, help: str):  # noqa: A002  (mirrors argparse's keyword)
+def option(default, help: str):
     """Declare a pass option: a dataclass field with its default and `--help` text."""
     if isinstance(default, (list, dict, set)):
         raise TypeError("option defaults must be immutable (use a tuple)")
@@ -154,8 +223,12 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
         raise TypeError(f"{cls.__name__}.NAME must be a kebab-case pass name, got {cls.NAME!r}")
     if not cls.SUMMARY:
         raise TypeError(f"{cls.__name__} needs a one-line SUMMARY")
-    if cls.NAME in PASSES and PASSES[cls.NAME] is not cls:
+    known = PASSES.registered(cls.NAME)
+    if known is not None and known is not cls:
         raise TypeError(f"pass name '{cls.NAME}' is registered twice")
+    module = PASS_MODULES.get(cls.NAME)
+    if module is not None and module != cls.__module__:
+        raise TypeError(f"pass '{cls.NAME}' is defined in {cls.__module__}, but PASS_MODULES says {module}")
     pass_options(cls)  # fail at import time on an unsupported option type
     PASSES[cls.NAME] = cls
     return cls

@@ -2,7 +2,7 @@
 
 Any pass registered in jaxlib's MLIR can appear in a pipeline (it is handed to MLIR as text);
 this list is what `meshir-opt --help` shows and what did-you-mean suggests, since MLIR's
-Python bindings cannot enumerate the registered passes. `test/python/test_cli.py` checks that
+Python bindings cannot enumerate the registered passes. `test/python/cli/test_cli.py` checks that
 every name here is registered.
 """
 from __future__ import annotations

@@ -53,7 +53,7 @@ def convert_input(value, t: TensorType, what: str) -> np.ndarray:
     """
     try:
         array = np.asarray(value)
-    except Exception as e:  # noqa: BLE001 - any failure to make an array is the user's input
+    except Exception as e:
         raise MeshIRTypeError(f"{what}: cannot convert {type(value).__name__} to an array: "
                               f"{without_location(str(e))}") from None
     if array.dtype == object:  # not numbers: name what was given

@@ -24,17 +24,6 @@ class ConstantOp(MtfOp):
     OPERANDS = (0, 0)
     ATTRIBUTES = {"value": "any"}
 
-    def splat_value(self):
-        """The one value of a splat (a scalar attribute or a splat dense attribute) as a
-        NumPy scalar of the result's dtype, without building the array; None otherwise."""
-        attr = self.operation.attributes["value"]
-        dense = _try(ir.DenseElementsAttr, attr)
-        if dense is None:
-            return np.asarray(_scalar_value(attr), dtype=self.result_type.dtype)[()]
-        if dense.is_splat:
-            return np.asarray(_scalar_value(dense.get_splat_value()), dtype=self.result_type.dtype)[()]
-        return None
-
     def values(self) -> np.ndarray:
         """The value as an array of the result's shape and dtype.
 

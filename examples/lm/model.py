@@ -291,7 +291,6 @@ def layer(x, p, i, d: Dims, seq_parallel: str | None = None):
     """One pre-norm Transformer layer; `p` holds (at least) layer i's parameters.
     `seq_parallel`: see logits_of (x arrives with `length` split over that axis; each layer
     norm's output is gathered whole before the matmuls)."""
-    pin = _pinned(seq_parallel)
 
     def norm(h, n):  # on the split sequence; its output gathered whole (a reshard: the carry stays split)
         out = mi.layer_norm(h, "d_model", p[f"l{i}_{n}_scale"], p[f"l{i}_{n}_bias"])

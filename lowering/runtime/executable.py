@@ -14,7 +14,6 @@ from __future__ import annotations
 import jax
 
 from meshir import _jax_private as jp
-from meshir.distributed import progress
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.interpreter.inputs import bind_arguments
@@ -22,6 +21,7 @@ from meshir.dialect.mesh import Mesh
 from meshir.dialect.modes import EXPLICIT, check_mode
 from meshir.dialect.signature import FunctionSignature
 
+from . import progress
 from .arguments import place_arguments, wide_types, x64_scope
 from .devices import SharedAvals, SharedShardings, jax_mesh, shard_shape
 from .donation import check_donated_buffers, donation_aliases

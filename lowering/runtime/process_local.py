@@ -46,7 +46,7 @@ def place_process_local(value: ProcessLocal, t: TensorType, sharding, what: str)
     """The global jax.Array of `t` whose addressable shards come from `value.data`."""
     try:
         local = np.asarray(value.data)
-    except Exception as e:  # noqa: BLE001 - any failure to make an array is the user's input
+    except Exception as e:
         raise MeshIRTypeError(f"{what}: cannot convert the process-local {type(value.data).__name__} to an array: "
                               f"{without_location(str(e))}") from None
     check_kind(local.dtype, t, what)

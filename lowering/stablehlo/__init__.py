@@ -4,4 +4,4 @@ shapes inside, collectives with replica groups from the mesh (docs/partitioning.
 mode (gspmd.py): propagated form to global StableHLO with `sdy.sharding_constraint`s, for
 XLA's Shardy partitioner."""
 from .lower import MODES, lower_function, lower_module  # noqa: F401
-from .entry import entry_text  # noqa: F401,E402
+from .entry import entry_text  # noqa: F401

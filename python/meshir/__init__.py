@@ -15,7 +15,7 @@ _versions.check()
 # meshes of many devices. Quiet by default; a value the user set wins.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from meshir.api import *  # noqa: F401,F403,E402
+from meshir.api import *  # noqa: F403, E402
 from meshir import distributed  # noqa: F401,E402
 from meshir.api import __all__ as _api_all  # noqa: F401,E402
 from meshir.dialect.call_site import reports_at_call_site as _reports_at_call_site  # noqa: E402

@@ -1,6 +1,6 @@
 """Every use of a private jax/jaxlib path lives here, so a jax upgrade is a one-file change.
 
-`test/python/test_jax_private.py` smoke-tests each name below.
+`test/python/compat/test_jax_private.py` smoke-tests each name below.
 """
 from jax._src import config as _config
 from jax._src import tree_util as _tree_util

@@ -1,6 +1,6 @@
 """`python test/fuzz/run.py --minutes N [--seed S] [--tree DIR]`: a random fuzz campaign on
 meshir-opt; prints executions per second and counts per outcome, and writes minimized repros
-of new bugs to test/fuzz/corpus/ (replayed by test/python/test_fuzz_replay.py)."""
+of new bugs to test/fuzz/corpus/ (replayed by test/python/cli/test_fuzz_replay.py)."""
 from __future__ import annotations
 
 import argparse
@@ -10,8 +10,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from campaign import Campaign  # noqa: E402
-from corpus import CORPUS  # noqa: E402
+from campaign import Campaign
+from corpus import CORPUS
 
 TREE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -1,11 +1,24 @@
-"""Shared pytest helpers: build small `mtf` modules from MLIR text and run them."""
+"""Shared pytest helpers: build small `mtf` modules from MLIR text and run them.
+
+The tests sit in folders that mirror the source (dialect/, transforms/, lowering/, runtime/,
+api/, ...); the modules they share (op cases, oracles, random programs, worker scripts) sit in
+support/, which this file puts on sys.path, so a test imports them by name (`from op_cases
+import ...`) from any folder.
+"""
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 
 from meshir.dialect import parse_module
 from meshir.dialect.interpreter import interpret
 from meshir.lowering.runtime import ensure_cpu_devices
+
+SUPPORT = Path(__file__).resolve().parent / "support"
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
 
 # Partitioned programs run on 8 CPU devices. pytest imports this file before any test can
 # start jax's backend; ensure_cpu_devices is a no-op if something started it already.

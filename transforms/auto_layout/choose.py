@@ -14,14 +14,20 @@ from dataclasses import dataclass, field, replace
 
 from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.layout_rules import LayoutRules
+from meshir.dialect.signature import defined_functions, entry_function, signature
 
+from ..collectives.records import collectives_of
+from ..memory_estimate import estimate_memory, format_bytes
+from ..partition import partition_passes
+from ..pass_manager import Pipeline
+from ..shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, parameter_markers
 from .estimate import Estimate, Estimator
 from .search import OBJECTIVES, Found, key, key_of, options, search
+from .summary import summarize
 
 #: Searches before "no layout fits": the table found over budget by measurement is excluded
 #: each time (the last search looks for the least memory).
 ROUNDS = 4
-from .summary import summarize
 
 
 @dataclass
@@ -139,10 +145,6 @@ def _variants(module, fn, mesh, mesh_shape) -> list[Variant]:
     """The program as written; a step built with weight-update sharding (markers waiting for
     mtf-shard-update) twice: with it, under the rule sets for which that pass finds its data
     axes and split dims (the memory it saves counted), and without it."""
-    from meshir.dialect.signature import entry_function, signature
-    from meshir.transforms.shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, \
-        parameter_markers
-
     markers = parameter_markers(module.operation)
     if not markers:
         return [Variant(module, fn)]
@@ -183,12 +185,6 @@ def _variants(module, fn, mesh, mesh_shape) -> list[Variant]:
 
 def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict) -> None:
     """Partition with the candidate's rules; its collectives and memory per device, measured."""
-    from meshir.api.compile_report import collectives_of
-    from meshir.transforms.memory_estimate import estimate_memory
-    from meshir.transforms.pass_manager import Pipeline
-
-    from ..partition import partition_passes
-
     work = module.operation.clone()
     for other in _other_entries(work, _name(fn)):  # the rules are this function's alone
         other.operation.erase()
@@ -208,8 +204,6 @@ def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict)
 
 def _other_entries(module, name: str) -> list:
     """The public functions of `module` other than `name` (private ones are its callees)."""
-    from meshir.dialect.signature import defined_functions
-
     return [f for f in defined_functions(module) if _name(f) != name and "sym_visibility" not in f.attributes]
 
 
@@ -252,8 +246,6 @@ def _constraints_text(pins: dict, fixed: dict) -> str:
 def _no_fit(least: Candidate, budget: int) -> None:
     """No candidate fits the budget: the error gives the measured one that needs least, its
     memory and its largest tensors."""
-    from meshir.transforms.memory_estimate import format_bytes
-
     rows = [f"  {t.value}: {t.type} ({t.kind}) {format_bytes(t.bytes)} per device" for t in least.largest]
     rules = ", ".join(f"{k}:{','.join(v)}" for k, v in sorted(least.rules.items()) if v) or "no split"
     raise MeshIRError(

@@ -90,7 +90,7 @@ def search(estimator: Estimator, objective: str = "time", memory_budget: int | N
     fixed = dict(fixed or {})  # choose.py merges the program's pins in where they agree
     weight = {n: 0 for n in summary.dims}
     for g, count in summary.groups.items():
-        for n, size in g.space:
+        for n, _size in g.space:
             weight[n] += count
     names = sorted(summary.dims, key=lambda n: (-summary.dims[n] * max(1, weight[n]), n))
     choices = {n: options(n, summary.dims[n], mesh_shape, summary, fixed) for n in names}

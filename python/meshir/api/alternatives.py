@@ -26,6 +26,8 @@ from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.provenance import RULE
 from meshir.dialect.signature import defined_functions, is_mtf_function
 from meshir.dialect.tensor_type import format_axes
+from meshir.transforms import Pipeline
+from meshir.transforms.partition import partition_passes
 
 from .compile_report import CompileReport, collective_ops
 
@@ -96,7 +98,7 @@ def cheapest_alternatives(report) -> list[Alternative | None]:
     mesh_axes = _mesh_axes(tagged)
     cache: dict = {}
     out = []
-    for record, (key, kind, nbytes) in zip(records, base):
+    for record, (key, _kind, nbytes) in zip(records, base):
         best = None
         for dim, axes, was in _candidates(record.provenance, rules, tagged, mesh_axes):
             if (dim, axes) not in cache:
@@ -171,10 +173,6 @@ def _compile(tagged, rules: LayoutRules, model, change):
 
 def partition(module, rules: LayoutRules, model) -> None:
     """Run mi.compile's passes before the lowering on `module`, in place."""
-    from meshir.transforms import Pipeline
-
-    from meshir.transforms.partition import partition_passes
-
     Pipeline(partition_passes(module, rules, model)).apply(module)
 
 

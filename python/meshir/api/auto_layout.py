@@ -9,10 +9,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import jax
+
 from meshir.dialect import MeshIRError, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function
+from meshir.distributed import agreement
+from meshir.transforms.auto_layout.choose import choose_layout
+from meshir.transforms.cost_model import CostModel
+from meshir.transforms.device_kinds import kind_of
+from meshir.transforms.memory_estimate import format_bytes
 
 from . import checks
 
@@ -51,8 +58,6 @@ class AutoLayout:
                 f"top=[{top}]{rest})")
 
     def __str__(self) -> str:
-        from meshir.transforms.memory_estimate import format_bytes
-
         how = ("exact (branch and bound over the whole space)" if self.exact else
                f"best found within the time limit, at most {100 * self.gap:.0f}% above the bound of the space")
         lines = [f"auto layout on mesh <{self.mesh.format_axes()}>, objective {self.objective}: {how}; "
@@ -75,11 +80,6 @@ class AutoLayout:
 def default_cost_model():
     """Time on the device kind of jax's first device (transforms/device_kinds.py: cpu-virtual
     on the CPU, h100, a100, tpu-v3, tpu-v4), or the model's default constants for others."""
-    import jax
-
-    from meshir.transforms.cost_model import CostModel
-    from meshir.transforms.device_kinds import kind_of
-
     device = jax.devices()[0]
     return CostModel("time", device=kind_of(device.platform, getattr(device, "device_kind", "")))
 
@@ -90,8 +90,6 @@ def _update_text(shard_update: bool | None) -> str:
 
 def _cost_text(candidate, objective: str) -> str:
     """A candidate's figure for the objective, and whether it was measured or predicted."""
-    from meshir.transforms.memory_estimate import format_bytes
-
     e = candidate.cost
     figure = {"time": f"{1e3 * e.seconds:.3f} ms", "memory": format_bytes(e.memory)}.get(
         objective, f"{sum(v for _, v in e.bytes_by_kind):,} bytes")
@@ -116,8 +114,6 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     of search before it returns the best found. `measure`: how many of the best candidates
     are partitioned for real, their measured collectives and memory ranking them.
     """
-    from meshir.transforms.auto_layout.choose import choose_layout
-
     from .compile import prepared_source
 
     objective = checks.choice(objective, ("time", "bytes", "memory"), "objective")
@@ -148,8 +144,6 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
 def _process_zero_choice(rules: dict, shard_update: bool | None) -> tuple[dict, bool | None]:
     """Process 0's (rules, shard_update) in a program over processes, else these: processes
     must compile the same program, and a search stopped by its time limit may end elsewhere."""
-    from meshir.distributed import agreement
-
     text = json.dumps({"rules": {k: list(v) for k, v in rules.items()}, "shard_update": shard_update})
     agreed = json.loads(agreement.process_zero_value("mi.auto_layout", text))
     return {k: tuple(v) for k, v in agreed["rules"].items()}, agreed["shard_update"]

@@ -9,7 +9,7 @@ from meshir.dialect.diagnostics import format_location
 from meshir.dialect.op_registry import rule
 
 from .bodies import local_value
-from .locations import call_site_location, located_error  # noqa: F401  (re-exported)
+from .locations import call_site_location, located_error
 from .tensor import Tensor
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import CheckpointError, MeshIRTypeError, MeshIRValueError
+from meshir.lowering.runtime.executable import Executable
 
 from . import checkpoint_manifest as manifest_lib, orbax_quiet
 from .checkpoint_manifest import Entry, Problem
@@ -288,7 +289,7 @@ class Checkpoints:
             tree = ocp.PyTreeCheckpointHandler().metadata(_epath(state_dir)).tree
             flat = _flatten_stored(tree)
             return {n: Entry(tuple(m.shape), np.dtype(m.dtype)) for n, m in flat.items()}
-        except Exception as e:  # noqa: BLE001 - any failure to read Orbax's metadata is damage
+        except Exception as e:
             raise self._error(step, f"its array metadata (state/) cannot be read{_array_of(e)}: "
                                     f"{_first_line(e)}") from None
 
@@ -309,7 +310,7 @@ class Checkpoints:
             with ocp.Checkpointer(ocp.PyTreeCheckpointHandler()) as checkpointer:
                 tree = checkpointer.restore(_epath(state_dir), args=ocp.args.PyTreeRestore(
                     item=manifest_lib.unflatten(items), restore_args=manifest_lib.unflatten(restore_args)))
-        except Exception as e:  # noqa: BLE001 - tensorstore/Orbax errors on damaged data
+        except Exception as e:
             raise self._error(step, f"its array data cannot be read{_array_of(e)} (truncated or damaged): "
                                     f"{_first_line(e)}") from None
         arrays = manifest_lib.flatten(tree, "the restored arrays")
@@ -354,8 +355,6 @@ def _flatten_stored(tree) -> dict:
 
 def _wanted(targets, entries: dict[str, Entry]) -> dict[str, tuple[Entry, object]]:
     """Name -> (dtype and shape wanted, sharding or None for NumPy) of every target."""
-    from meshir.lowering.runtime.executable import Executable
-
     if targets is None:
         return {n: (e, None) for n, e in entries.items()}
     if isinstance(targets, Executable):

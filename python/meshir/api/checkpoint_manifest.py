@@ -90,7 +90,7 @@ def _kind_name(kind) -> str:
 
 
 def _dtype(text: str, what: str) -> np.dtype:
-    import ml_dtypes  # noqa: F401  (registers bfloat16 and the float8 types with NumPy)
+    import ml_dtypes
 
     try:
         return np.dtype(getattr(ml_dtypes, text)) if hasattr(ml_dtypes, text) else np.dtype(text)

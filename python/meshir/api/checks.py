@@ -16,6 +16,8 @@ from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError,
 from meshir.dialect.element_types import element_type_name
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import valid_name
+from meshir.transforms.cost_model import BYTES, CostModel
+from meshir.transforms.memory_estimate import parse_bytes
 
 from .dims import Dim
 from .locations import call_site_location, located_error
@@ -212,8 +214,6 @@ def mesh(x, what: str = "mesh") -> Mesh | None:
 
 def cost_model(x, what: str = "cost_model"):
     """The reshard planner's cost model: a mi.CostModel, or None for bytes per device."""
-    from meshir.transforms.cost_model import BYTES, CostModel
-
     if x is None:
         return BYTES
     if not isinstance(x, CostModel):
@@ -242,8 +242,6 @@ def optional_name(x, what: str) -> str | None:
 def memory_budget(x, what: str = "memory_budget") -> int | None:
     """Bytes per device: an int, or text such as "16GiB", "512MiB", "1.5GB" (binary and
     decimal units); None is no budget."""
-    from meshir.transforms.memory_estimate import parse_bytes
-
     if x is None:
         return None
     if isinstance(x, str):

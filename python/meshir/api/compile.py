@@ -22,7 +22,13 @@ from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
+from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
+from meshir.transforms import Pipeline
+from meshir.transforms.inline_calls import inline_calls
+from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
+from meshir.transforms.memory_estimate import format_bytes
 from meshir.transforms.partition import partition_passes
+from meshir.transforms.shard_update import drop_parameter_markers
 
 from . import checks
 from . import precision as policies
@@ -53,10 +59,6 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     partitioned program before XLA compiles it) exceeds it is refused with a MeshIRError
     listing the largest tensors per device and their layouts.
     """
-    from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
-    from meshir.transforms import Pipeline
-    from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
-
     mode = checks.choice(mode, MODES, "mode")
     budget = checks.memory_budget(memory_budget)
     from .auto_layout import AutoLayout, auto_layout
@@ -111,9 +113,6 @@ def prepared_source(program_or_module, mesh, function, drop_update_sharding: boo
     name or None): what the passes of `mi.compile` and `mi.auto_layout` start from. With
     `drop_update_sharding`, a step's weight-update sharding is turned off (what layout="auto"
     chose when it is cheaper without)."""
-    from meshir.transforms.inline_calls import inline_calls
-    from meshir.transforms.shard_update import drop_parameter_markers
-
     source = checks.module_of(program_or_module, "the program to compile")
     function = checks.optional_name(function, "function")
     if function is None:  # a program built with a mixed-precision policy computes under it
@@ -138,8 +137,6 @@ def xla_memory(stats) -> dict | None:
 
 def _check_budget(report, budget: int) -> None:
     """Refuse the program when its estimated memory per device exceeds `budget`."""
-    from meshir.transforms.memory_estimate import format_bytes
-
     estimate = report.memory
     if estimate is None or estimate.total <= budget:
         return

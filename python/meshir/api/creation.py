@@ -54,7 +54,7 @@ def constant(value, dims=(), dtype: str = "f32", program=None):
         return build(ConstantOp, t, [], {"value": _scalar(value, t, dtype)}, program)
     try:
         array = np.asarray(value)
-    except Exception as e:  # noqa: BLE001 - whatever NumPy cannot turn into an array is the user's value
+    except Exception as e:
         raise located_error(f"'mtf.constant': cannot turn {checks.describe(value)} into an array: {e}",
                             MeshIRTypeError) from None
     if array.dtype.kind not in "biuf":

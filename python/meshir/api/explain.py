@@ -15,13 +15,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError
+from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, get_context
 from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT
+from meshir.dialect.signature import entry_function
 from meshir.dialect.tensor_type import format_axes
 
 from . import checks
-from .alternatives import Alternative, cheapest_alternatives, size_text
+from .alternatives import Alternative, cheapest_alternatives, compile_report, size_text
 from .compile_report import CollectiveRecord
 
 
@@ -90,12 +92,6 @@ def explain_report(report, show: bool = True) -> Explanations:
 
 def _report_of(prog, layout, cost_model):
     """The compile report of `prog` compiled by mi.compile's passes (no lowering, no XLA)."""
-    from meshir.dialect import get_context
-    from meshir.dialect.mesh import function_mesh, module_meshes
-    from meshir.dialect.signature import entry_function
-
-    from .alternatives import compile_report
-
     if not hasattr(getattr(prog, "module", prog), "operation"):
         raise MeshIRTypeError(f"explain: expected a Program, a module or an Executable, got {checks.describe(prog)}")
     module = checks.module_of(prog, "the program to explain")

@@ -10,9 +10,14 @@ over the batch axis).
 """
 from __future__ import annotations
 
+from meshir._jax_private import ir
 from meshir.dialect import MeshIRError, MeshIRTypeError, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.signature import entry_function, function_name, functions, signature
+from meshir.transforms import Pipeline
+from meshir.transforms.autodiff import AutodiffError
+from meshir.transforms.autodiff.autodiff_pass import AutodiffPass
+from meshir.transforms.inline_calls import InlineCallsPass
 
 from . import checks, precision
 from .locations import located_error
@@ -63,11 +68,6 @@ def _argument_name(program, w):
 
 
 def _gradient(program, wrt, result, function, cotangent, with_value) -> GradientProgram:
-    from meshir.transforms import Pipeline
-    from meshir.transforms.autodiff import AutodiffError
-    from meshir.transforms.autodiff.autodiff_pass import AutodiffPass
-    from meshir.transforms.inline_calls import InlineCallsPass
-
     source = checks.module_of(program, "the program to differentiate")
     result = checks.optional_name(result, "result")
     function = checks.optional_name(function, "function")
@@ -105,8 +105,6 @@ def _keep_only_entry(module, name: str, differentiated: str) -> None:
     """Make the gradient the module's one public function: the differentiated function goes
     (the gradient holds its own copy of the forward computation) unless something calls it;
     other functions become private."""
-    from meshir._jax_private import ir
-
     called = set()
     for fn in functions(module):
         for op in fn.regions[0].blocks[0].operations if len(fn.regions[0].blocks) else ():

@@ -11,7 +11,7 @@ and for one averaged over it alike: a program's mean divides by the size it was 
 from __future__ import annotations
 
 from meshir.dialect import MeshIRTypeError, MeshIRValueError, TensorType, get_context
-from meshir.dialect.signature import refresh_function_type
+from meshir.dialect.signature import entry_function, refresh_function_type, signature
 from meshir.dialect.verifier import verify_module
 from meshir.dialect.walk import values_within
 
@@ -71,8 +71,6 @@ def resized(module, dim: str, k: int):
 def accumulate(gradient, program, args: dict, dim: str, k: int) -> list:
     """The loss and gradients of `gradient` (the resized value-and-grad program) summed over
     the k microbatches of `args` (Tensors of `program`, by argument name)."""
-    from meshir.dialect.signature import entry_function, signature
-
     from .creation import constant
 
     micro = f"{dim}_microbatch"

@@ -21,6 +21,9 @@ from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, get_c
 from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.signature import entry_function, refresh_function_type, signature
 from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType, wider_floats
+from meshir.transforms import Pipeline
+from meshir.transforms.accumulate_wide import AccumulateWidePass
+from meshir.transforms.precision import ApplyPrecisionPass
 
 from . import checks
 from .locations import located_error
@@ -124,9 +127,6 @@ def copy(module):
 def applied(module, policy: Precision):
     """A copy of `module` computing under `policy` (mtf-apply-precision), with no default
     left on it (the policy is in its ops now)."""
-    from meshir.transforms import Pipeline
-    from meshir.transforms.precision import ApplyPrecisionPass
-
     result = copy(module)
     set_default(result, None)
     if policy.mixed:
@@ -168,8 +168,5 @@ def narrow_gradient_results(module, policy: Precision) -> None:
 
 def widen_gradient_sums(module, policy: Precision) -> None:
     """After autodiff: gradients summed in `reduce` when it is wider than `compute`."""
-    from meshir.transforms import Pipeline
-    from meshir.transforms.accumulate_wide import AccumulateWidePass
-
     if policy.mixed and policy.reduce != policy.compute:
         Pipeline([AccumulateWidePass()]).apply(module)

@@ -13,8 +13,10 @@ from meshir._jax_private import func, ir
 from meshir.dialect import Mesh, MeshIRTypeError, MeshIRValueError, TensorType, check_module, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh
-from meshir.dialect.signature import NAME_ATTR
+from meshir.dialect.signature import NAME_ATTR, entry_function, signature
 from meshir.dialect.tensor_type import TypeContentError
+from meshir.transforms import Pipeline
+from meshir.transforms.inline_calls import InlineCallsPass
 
 from . import checks
 from . import precision as policies
@@ -151,8 +153,6 @@ class Program:
         callee is copied into this module and inlined when the program finishes (the calls
         of mi.remat and mi.custom_gradient stay, for mtf-autodiff)."""
         self._check_open()
-        from meshir.dialect.signature import entry_function, signature
-
         source = checks.module_of(callee, "the program to call")
         fn = entry_function(source, None if hasattr(callee, "operation") else getattr(callee, "name", None))
         sig = signature(fn)
@@ -195,9 +195,6 @@ class Program:
             self.function.attributes["arg_attrs"] = _name_attrs(self._arg_names)
             self.function.attributes["res_attrs"] = _name_attrs(self._result_names)
             if self._callees:
-                from meshir.transforms import Pipeline
-                from meshir.transforms.inline_calls import InlineCallsPass
-
                 self.calls_inlined = True  # before: the call results die in inline_calls
                 self._finished = True
                 # Through the pass manager, which verifies the inlined module (mi.train_step).

@@ -7,6 +7,9 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions, function_name, signature
 from meshir.dialect.tensor_type import format_axes
+from meshir.transforms import Pipeline
+from meshir.transforms.propagate_sharding import PropagateShardingPass
+from meshir.transforms.shard_update import with_shard_update
 
 from . import checks
 
@@ -21,10 +24,6 @@ def propagate(program_or_module, layout: dict | None = None):
     `mi.train_step(shard_update=...)`'s layouts) and mtf-propagate-sharding
     through the pass manager (verified before and after).
     """
-    from meshir.transforms import Pipeline
-    from meshir.transforms.propagate_sharding import PropagateShardingPass
-    from meshir.transforms.shard_update import with_shard_update
-
     module = checks.module_of(program_or_module, "the program to propagate")
     rules = checks.layout_rules(layout, "layout rules")
     with get_context():

@@ -11,6 +11,8 @@ import re
 from meshir._jax_private import func, ir
 from meshir.dialect import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.signature import function_name, functions
+from meshir.transforms.autodiff.calls import REMAT_ATTR
+from meshir.transforms.inline_calls import clone_ops
 
 from .builder import located_error, program_of
 from .locations import call_site_location
@@ -150,9 +152,6 @@ def call(sub: Subfunction, caller, leaves, out_tree, attributes: dict):
 
 
 def _inline_in_body(sub: Subfunction, caller, leaves, out_tree, attributes: dict):
-    from meshir.transforms.autodiff.calls import REMAT_ATTR
-    from meshir.transforms.inline_calls import clone_ops
-
     if REMAT_ATTR not in attributes:
         sub.discard()
         raise located_error(f"{sub.what}: not supported inside a loop body yet (call it outside the loop)",

@@ -21,7 +21,7 @@ DESCRIPTION = (
 )
 
 
-_STORE_CONST = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction)  # noqa: SLF001
+_STORE_CONST = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction)
 
 
 class UsageError(Exception):
@@ -102,7 +102,7 @@ def _pass_lines(info: PassInfo) -> list[str]:
 
 def split_pass_flags(argv: list[str], parser: argparse.ArgumentParser) -> tuple[list[str], list[PassFlag]]:
     """Separate pass flags from the options argparse knows, keeping the passes' order."""
-    known = parser._option_string_actions  # noqa: SLF001  (argparse has no public accessor)
+    known = parser._option_string_actions
     takes_value = {s for s, a in known.items() if a.nargs is None and not isinstance(a, _STORE_CONST)}
     rest: list[str] = []
     flags: list[PassFlag] = []
@@ -145,4 +145,4 @@ def _pass_text(name: str, options: str | None) -> str:
 
 def cli_option_names(parser: argparse.ArgumentParser) -> list[str]:
     """Every `--option` of the parser (for did-you-mean on unknown flags)."""
-    return [s for s in parser._option_string_actions if s.startswith("--")]  # noqa: SLF001
+    return [s for s in parser._option_string_actions if s.startswith("--")]

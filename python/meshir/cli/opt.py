@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 1
-    except Exception as e:  # noqa: BLE001  (the last line of defence against tracebacks)
+    except Exception as e:
         _error(f"internal error: {type(e).__name__}: {e}")
         sys.stderr.write("This is a bug in MeshIR; please report it with the input that triggers it")
         if os.environ.get("MESHIR_DEBUG"):

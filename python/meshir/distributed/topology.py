@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshir.dialect.diagnostics import MeshIRKeyError
 from meshir.dialect.mesh import Mesh
+from meshir.lowering.runtime.devices import jax_mesh
+from meshir.lowering.runtime.process_local import local_slices as slices_of
 
 
 def processes_along_axes(mesh: Mesh) -> dict[str, int]:
     """For each axis of `mesh`, how many processes its devices span along it (1: inside one)."""
-    from meshir.lowering.runtime.devices import jax_mesh
-
     grid = np.vectorize(lambda d: d.process_index)(jax_mesh(mesh).devices)
     spans = {}
     for i, name in enumerate(mesh.axis_names):
@@ -39,9 +40,6 @@ def describe(mesh: Mesh) -> str:
 def local_slices(exe, argument: str) -> tuple[slice, ...]:
     """The block of argument `argument` of `exe` that this process feeds (`mi.process_local`):
     `global_batch[mi.distributed.local_slices(exe, "tokens")]`, or what its loader reads."""
-    from meshir.dialect.diagnostics import MeshIRKeyError
-    from meshir.lowering.runtime.process_local import local_slices as slices_of
-
     names = exe.signature.arg_names
     if argument not in names:
         raise MeshIRKeyError(f"'{argument}' is not an argument of @{exe.signature.function} ({', '.join(names)})")

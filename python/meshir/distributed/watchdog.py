@@ -29,8 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from meshir import _jax_private as jp
-
-from . import progress
+from meshir.lowering.runtime import progress
 
 #: The exit status of a process the watchdog ends (EX_SOFTWARE would suggest a bug here).
 EXIT_STATUS = 75  # EX_TEMPFAIL: the program itself is fine; a peer failed
@@ -75,7 +74,7 @@ class Watchdog(threading.Thread):
             try:
                 self.publish(client, "alive")
                 entries = client.key_value_dir_get(PREFIX)
-            except Exception as e:  # noqa: BLE001 - the coordination service's RPCs failing
+            except Exception as e:
                 if self.stopped.is_set():
                     return
                 fail(f"process {self.process_id}: lost the coordinator (process 0): {str(e).splitlines()[0]}")
@@ -101,7 +100,7 @@ class Watchdog(threading.Thread):
                 if all(p in failed or now - peer.beat_seen > self.heartbeat_timeout for p, peer in self.peers.items()):
                     break
                 time.sleep(self.interval)
-        except Exception:  # noqa: BLE001 - the coordinator is gone already
+        except Exception:
             sys.stderr.write(f"meshir: error: {message}\n")
         sys.stderr.flush()
         sys.stdout.flush()
@@ -146,14 +145,14 @@ class Watchdog(threading.Thread):
         exiting after an error of its own, as it would have)."""
         try:
             why = jp.distributed_client().key_value_try_get(f"{FAILED}{p}")
-        except Exception:  # noqa: BLE001
+        except Exception:
             why = "(its message is lost)"
         sys.stderr.write(f"meshir: error: process {self.process_id}: ending because process {p} failed: {why}\n")
         sys.stderr.flush()
         sys.stdout.flush()
         try:
             self.publish(jp.distributed_client(), "fail")
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         os._exit(1 if self.crashed else EXIT_STATUS)
 
@@ -180,7 +179,7 @@ class Watchdog(threading.Thread):
                     return
                 time.sleep(self.interval)
                 self.publish(client, "exit")
-        except Exception:  # noqa: BLE001 - the coordinator is gone: nothing left to wait for
+        except Exception:
             return
 
 

@@ -3,7 +3,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-import meshir as mi  # noqa: E402
+import meshir as mi
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,8 +1,8 @@
 """MeshIR's propagation against Shardy's on Shardy's own conflict tests, in bytes per device
 of the collectives each side's layouts need (benchmarks/propagation_conflicts.py, as a test).
 
-Each case is a Shardy propagation test translated twice (test/python/propagation_cases.py)
-and priced by MeshIR's collective insertion (test/python/propagation_costs.py). The test
+Each case is a Shardy propagation test translated twice (test/python/support/propagation_cases.py)
+and priced by MeshIR's collective insertion (test/python/support/propagation_costs.py). The test
 pins today's verdict per case: MeshIR moves fewer bytes ("<"), the same ("=") or more (">").
 A case where MeshIR moves more asserts that it should not, as `xfail(strict=True)`: fixing
 MeshIR's choice there makes it pass, and the xfail must go (none today). It also pins where

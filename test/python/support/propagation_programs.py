@@ -81,7 +81,7 @@ def dims_of(text: str) -> Dims:
     return tuple((n, int(s)) for n, s in (d.split("=") for d in text.split()))
 
 
-def T(dims: str, *spec: str) -> Value:  # noqa: N802  (reads like a type in the case table)
+def T(dims: str, *spec: str) -> Value:
     """An argument: `T("i=8 k=8", "a,?", "?")`; no spec: no `sdy.sharding`."""
     return Value(dims_of(dims), tuple(spec) if spec else None)
 

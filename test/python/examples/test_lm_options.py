@@ -11,9 +11,9 @@ import pytest
 
 import meshir as mi
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "examples"))
 
-from lm import model  # noqa: E402
+from lm import model
 
 CFG = model.Config(layers=2, d_model=32, heads=4, key_size=16, d_ff=64, length=16, batch=8, vocab=64)
 

@@ -64,7 +64,7 @@ def _expected(x, w) -> dict:
         "minus_zero": x - np.float32(0.0),
         "times_one": x * np.float32(1.0),
         "over_one": x / np.float32(1.0),
-        "neg_neg": -(-x),
+        "neg_neg": -(-x),  # noqa: B002  (the oracle of folding neg(neg(x)))
         "max_self": np.maximum(x, x),
         "reshapes": x,
         "transposes": x,

@@ -65,7 +65,7 @@ def test_restore_into_another_mesh_shape(saved, shape):
     restored, meta = mi.Checkpoints(saved).restore(abstract(oracle(), lambda n: NamedSharding(mesh, P(*specs[n]))))
     assert_same(restored, oracle())
     assert meta == {"note": "4x2"}
-    for g, group in restored.items():
+    for group in restored.values():
         for n, value in group.items():
             assert value.sharding == NamedSharding(mesh, P(*specs[n])), (n, value.sharding)
 

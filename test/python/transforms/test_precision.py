@@ -17,7 +17,7 @@ import meshir as mi
 from meshir.api import precision as policies
 from misuse_world import check_located
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "benchmarks")]
 
 import lm_step  # noqa: E402

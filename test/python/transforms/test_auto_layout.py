@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from meshir.api import checks
 from meshir.api.auto_layout import AutoLayout as AutoLayoutRepr
 from meshir.dialect.signature import entry_function
 from meshir.transforms.auto_layout.choose import Candidate, measure_candidate
@@ -23,8 +22,8 @@ from meshir.transforms.auto_layout.summary import summarize
 from meshir.transforms.cost_model import CostModel
 from meshir.transforms.memory_estimate import format_bytes
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
-from lm import model as lm_model  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "examples"))
+from lm import model as lm_model
 
 B, M, F = mi.Dim("batch", 32), mi.Dim("d_model", 16), mi.Dim("d_ff", 64)
 TIME = CostModel("time", {"x": mi.AxisLink(1e-6, 1e9), "y": mi.AxisLink(1e-6, 1e10)})

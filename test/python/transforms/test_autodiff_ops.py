@@ -14,7 +14,7 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.special  # noqa: F401  (jax.scipy.special.erf)
+import jax.scipy.special
 import numpy as np
 import pytest
 

@@ -8,7 +8,7 @@ import pytest
 
 import meshir as mi
 
-WORKER = Path(__file__).with_name("checkpoint_worker.py")
+WORKER = Path(__file__).resolve().parents[1] / "support" / "checkpoint_worker.py"
 
 
 def run(action, directory, processes):

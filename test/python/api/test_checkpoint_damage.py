@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -397,7 +396,7 @@ def test_asyncio_logs_of_dropped_orbax_reads_are_silenced_and_only_those(caplog)
     orbax_quiet.install()
     try:
         ocp.PyTreeCheckpointHandler().metadata(epath.Path("/nonexistent/meshir/state"))
-    except Exception as e:  # noqa: BLE001 - any error raised through Orbax's code
+    except Exception as e:
         through_orbax = e
     with caplog.at_level("ERROR", logger="asyncio"):
         _drop_a_future_with(through_orbax)

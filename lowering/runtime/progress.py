@@ -2,8 +2,10 @@
 
 Every `Executable` call in a program over several processes is a step all processes take
 together (its collectives wait for every device), so a process whose count stays behind the
-others' for long has not arrived. Kept apart from the watchdog so the call path imports a
-counter and nothing else.
+others' for long has not arrived. The runtime counts (`Executable.__call__`); the
+multi-process watchdog (meshir.distributed, which re-exports this module as
+`meshir.distributed.progress`) reads the count, so the call path imports a counter and
+nothing of meshir.distributed.
 """
 from __future__ import annotations
 

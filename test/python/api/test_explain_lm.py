@@ -15,7 +15,7 @@ from meshir.transforms.canonicalize import CanonicalizePass
 from meshir.transforms.insert_collectives import InsertCollectivesPass
 from meshir.transforms.propagate_sharding import PropagateShardingPass
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 
 from lm import model  # noqa: E402

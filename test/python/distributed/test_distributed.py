@@ -14,10 +14,10 @@ import pytest
 import meshir as mi
 from meshir.api.auto_layout import format_rules
 
-sys.path.insert(0, str(Path(__file__).parent))
-import distributed_programs as dp  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import distributed_programs as dp
 
-WORKER = str(Path(__file__).with_name("distributed_worker.py"))
+WORKER = str(Path(__file__).resolve().parents[1] / "support" / "distributed_worker.py")
 FAST = {"WORKER_TIMEOUT": "6", "WORKER_HEARTBEAT": "3"}
 
 

@@ -11,9 +11,9 @@ import numpy as np
 
 import meshir as mi
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "examples"))
 
-from lm import model  # noqa: E402
+from lm import model
 
 
 def test_a_scanned_training_step_equals_the_unrolled_one():

@@ -3,7 +3,7 @@ import importlib.util
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 BENCHMARKS = ROOT / "benchmarks"
 EXAMPLES = ROOT / "examples"
 

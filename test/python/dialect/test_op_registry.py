@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import meshir as mi
-import meshir.dialect.interpreter  # noqa: F401  (each layer fills its slot on import)
-import meshir.lowering.stablehlo  # noqa: F401
-import meshir.transforms.autodiff  # noqa: F401
+import meshir.dialect.interpreter
+import meshir.lowering.stablehlo
+import meshir.transforms.autodiff
 from meshir.dialect import op_registry
 from meshir.dialect.op_registry import INTERNAL, OpRegistryError, lookup, register, rule, rule_of
 from meshir.dialect.ops import OP_CLASSES, EinsumOp, OneHotOp, SplitOp
