@@ -100,11 +100,6 @@ def rule(slot: str, *op_classes: type, when: Callable | None = None):
     return decorate
 
 
-def class_of(op) -> type | None:
-    """The registered class of an op (an OpView or Operation), or None for another dialect's."""
-    return OP_CLASSES.get(op.operation.name)
-
-
 def rule_of(slot: str, op_class: type):
     """The plain rule of a slot (no variants), or None."""
     return _RULES[slot].get(op_class)
@@ -137,6 +132,6 @@ def gaps(slots=REQUIRED_SLOTS) -> list[tuple[str, str]]:
             for slot in slots if cls not in _RULES[slot]]
 
 
-def classes_with(slot: str, predicate: Callable = lambda fn: True) -> list[type]:
-    """The op classes whose plain `slot` rule satisfies `predicate`, in OP_CLASSES order."""
-    return [cls for cls in OP_CLASSES.values() if cls in _RULES[slot] and predicate(_RULES[slot][cls])]
+def classes_with(slot: str) -> list[type]:
+    """The op classes with a plain `slot` rule, in OP_CLASSES order."""
+    return [cls for cls in OP_CLASSES.values() if cls in _RULES[slot]]

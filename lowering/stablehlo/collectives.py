@@ -30,10 +30,10 @@ from .types import Local
 
 
 @rule("lower", ShardOp)
-def shard(p: FunctionLowering, op) -> Local:
-    """A shard left in a function without a mesh changes nothing (there are no devices);
-    on a mesh, the partitioned verifier has refused it (explicit mode: collectives replace
-    it) or gspmd.py lowers it to its constraint."""
+def identity(p: FunctionLowering, op) -> Local:
+    """A shard or a collective on global values changes nothing, only a layout or a pending
+    sum: a shard in a function without a mesh, and (gspmd.py's "lower_global" rule) every
+    collective in gspmd mode. On a mesh in explicit mode, collectives have replaced shards."""
     return p.operands(op)[0]
 
 

@@ -25,22 +25,17 @@ from __future__ import annotations
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.op_registry import rule
-from meshir.dialect.ops import OP_CLASSES, EinsumOp, OneHotOp, ShardOp
+from meshir.dialect.ops import OP_CLASSES, EinsumOp, OneHotOp
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType
 
-from . import contraction, indexing
+from . import collectives, contraction, indexing
 from .builder import Builder
-from .context import FunctionLowering
 from .types import Local, sharding_attr_text
 
 
-@rule("lower_global", ShardOp, *(cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE))
-def identity(p: FunctionLowering, op) -> Local:
-    """A shard or a collective never changes a global value, only its layout or pending sum."""
-    return p.operands(op)[0]
-
-
+# A shard or a collective never changes a global value (a shard's "lower" rule is this one).
+rule("lower_global", *(cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE))(collectives.identity)
 # XLA partitions a max/min over a split dim with an all-reduce that drops NaN.
 rule("lower_global", *contraction.REDUCTIONS)(contraction.reduce_rule(partitioned_by_xla=True))
 # The literal forms, not scatter_add.py's per-device peephole: XLA partitions these.

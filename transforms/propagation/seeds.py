@@ -46,16 +46,16 @@ def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
         pieces = info.owner.piece_dims() if isinstance(info.owner, MtfOp) else ()
         for d in info.type.dims:
             axes = rules.get(d.name)
-            if axes is None or (d.name in pieces and d.size % math.prod(mesh.shape[a] for a in axes)):
+            if axes is None:
+                continue
+            split = math.prod(mesh.shape[a] for a in axes)
+            if d.size % split and d.name in pieces:
                 continue  # a piece the rule's axes do not divide comes out without them (mi.split)
             for a in axes:
                 if a in owners:
                     diags.append(Diagnostic(info.location, f"layout rules split both '{owners[a]}' and '{d.name}' of "
                                             f"{info.type} over mesh axis '{a}'"))
                 owners[a] = d.name
-            split = 1
-            for a in axes:
-                split *= mesh.shape[a]
             if d.size % split:
                 diags.append(Diagnostic(info.location, f"layout rule {d.name}:{format_axes(axes)} does not divide "
                                         f"dimension '{d.name}' of size {d.size} (mesh axes {format_axes(axes)} have "
