@@ -5,7 +5,7 @@
     python benchmarks/calibrate.py            # writes results/calibration.md and .json
     python benchmarks/calibrate.py --repeats 21
 
-How it measures (python/meshir/api/calibrate.py): its own micro-benchmarks, compiled with
+How it measures (python/meshir/api/calibration/calibrate.py): its own micro-benchmarks, compiled with
 `mi.compile`: an f32 einsum split over all 8 devices (FLOP rate per device while all work at
 once), all_gathers of seven shard sizes (16 KiB–16 MiB) over each mesh axis (fitted to the cost
 model's `ring_steps·α + ring_bytes/β`, a second β beyond a knee), and a tiny op whose time (the call overhead) is subtracted

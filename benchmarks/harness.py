@@ -52,7 +52,7 @@ def time_calls(calls: dict, reps: int, warmup: int) -> dict:
     The calls are interleaved (one run of each per round, `warmup` rounds untimed), so a
     slow phase of a shared 2-core machine affects every contender alike.
     """
-    from meshir.api.timing import interleaved_times
+    from meshir.api.calibration._timing import interleaved_times
 
     times = interleaved_times(calls, reps, warmup)
     return {k: {"median_s": statistics.median(t), "min_s": min(t), "runs": reps} for k, t in times.items()}

@@ -26,8 +26,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 def lowered_text(prog, rules: dict, mode: str, narrow_dots: bool = False) -> str:
     """The StableHLO `mi.compile` would hand to PJRT, as text."""
-    from meshir.api import checks
-    from meshir.api.compile import prepared_source
+    from meshir.api import _checks as checks
+    from meshir.api.compilation.compile import prepared_source
     from meshir.dialect.context import get_context
     from meshir.transforms import Pipeline
     from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass

@@ -236,7 +236,7 @@ def meshir_estimate_only(cfg, mesh_axes: dict, rules: dict, remat: bool = True) 
     XLA need not compile a program that cannot run)."""
     import meshir as mi
     from lm import model
-    from meshir.api import checks
+    from meshir.api import _checks as checks
     from meshir.transforms.partition import partition_passes
     from meshir.dialect import get_context
     from meshir.transforms import Pipeline

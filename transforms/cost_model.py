@@ -24,7 +24,7 @@ goes at its slowest link (largest α, smallest β). A user who says that `x` is 
 gives every axis the device's link unless `links` names the axis (an inter-host axis, say),
 so an axis's link is, first to last: its entry in `links`, the device's `link`,
 `DEFAULT_LINK`. Without a device (the default) nothing changes. `mi.calibrate()`
-(python/meshir/api/calibrate.py) measures a DeviceKind and per-axis links on the machine it
+(python/meshir/api/calibration/calibrate.py) measures a DeviceKind and per-axis links on the machine it
 runs on, with micro-benchmarks of its own.
 
 **Step time** (with a device): `compute_seconds(flops) = flops / device.flops_per_s` (FLOPs per

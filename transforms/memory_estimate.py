@@ -107,7 +107,7 @@ class Liveness:
     `amount(value)` gives, added from `zero()`; `peaks()` makes what keeps the peak. With bytes
     per device and `PeakBytes` this is `estimate_memory`'s; the layout search walks the
     unpartitioned program once with counts per tensor signature instead
-    (transforms/auto_layout/summary.py) and prices every rule set from that one walk."""
+    (transforms/layout_search/summary.py) and prices every rule set from that one walk."""
 
     def __init__(self, amount, zero=int, peaks=PeakBytes):
         self.amount, self.zero, self.peaks = amount, zero, peaks

@@ -54,7 +54,7 @@ PASS_MODULES: dict[str, str] = {
     "mtf-inline": "meshir.transforms.inline_calls",
     "mtf-autodiff": "meshir.transforms.autodiff.autodiff_pass",
     "mtf-canonicalize": "meshir.transforms.canonicalize",
-    "mtf-auto-layout": "meshir.transforms.auto_layout_pass",
+    "mtf-auto-layout": "meshir.transforms.auto_layout",
     "mtf-accumulate-wide": "meshir.transforms.accumulate_wide",
     "mtf-apply-precision": "meshir.transforms.precision",
 }

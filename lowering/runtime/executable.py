@@ -153,7 +153,7 @@ class Executable:
     @reports_at_call_site
     def explain(self, show: bool = True):
         """Why each collective exists and the cheapest rule change that would remove it: the
-        compile report's `explain()` (meshir/api/explain.py); prints the table unless
+        compile report's `explain()` (meshir/api/compilation/explain.py); prints the table unless
         `show=False`."""
         if self.compile_report is None:
             raise MeshIRError("explain: this Executable was not made by mi.compile and has no compile report")

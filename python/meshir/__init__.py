@@ -3,7 +3,13 @@
 Build a program with `Program`, `Dim` and the op functions, print `prog.module`, run it with
 the reference interpreter `interpret`, or parse and transform IR with `parse_module` and the
 passes of `meshir.transforms` (also on the command line: `meshir-opt`).
+
+This file is the one place the public namespace is assembled: every name below is in
+`__all__` and documented in docs/python-api.md (test/python/api/test_public_names.py checks
+both). The modules behind them are under `meshir.api` by purpose; a name starting with `_`
+there is internal.
 """
+# ruff: noqa: E402  (the version check and the log level come before anything imports jax)
 import os as _os
 
 # Before anything imports jax: a jax or jaxlib outside the supported range is one clear error.
@@ -15,53 +21,107 @@ _versions.check()
 # meshes of many devices. Quiet by default; a value the user set wins.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from meshir.api import *  # noqa: F403, E402
-from meshir import distributed  # noqa: F401,E402
-from meshir.api import __all__ as _api_all  # noqa: F401,E402
-from meshir.dialect.call_site import reports_at_call_site as _reports_at_call_site  # noqa: E402
-from meshir.dialect import (  # noqa: F401,E402
-    CheckpointError,
-    Diagnostic,
-    Dimension,
-    LayoutRules,
-    Mesh,
-    MeshIRError,
-    MeshIRKeyError,
-    MeshIRTypeError,
-    MeshIRValueError,
-    TensorType,
-    check_module,
-    parse_module,
-    verify_module,
+from meshir import distributed
+from meshir.dialect import (
+    CheckpointError, Diagnostic, LayoutRules, Mesh, MeshIRError, MeshIRKeyError, MeshIRTypeError,
+    MeshIRValueError, TensorType, parse_module,
 )
+from meshir.lowering.runtime.process_local import process_local
+from meshir.transforms.cost_model import AxisLink, CostModel
+from meshir.transforms.device_kinds import DEVICE_KINDS, DeviceKind
+
+# The program model
+from meshir.api.programs.dims import Dim
+from meshir.api.programs.interpret import check_module, interpret, verify_module
+from meshir.api.programs.precision import Precision
+from meshir.api.programs.program import Program, current_program
+from meshir.api.programs.tensor import Tensor
+
+# One function per op, by family
+from meshir.api.ops.collectives import (
+    all_gather, all_reduce, all_slice, all_to_all, collective_permute, reduce_scatter, reshard,
+    shard,
+)
+from meshir.api.ops.composites import (
+    cross_entropy, dropout, gelu, layer_norm, log_softmax, mean, softmax,
+)
+from meshir.api.ops.contraction import (
+    einsum, reduce_max, reduce_min, reduce_sum,
+)
+from meshir.api.ops.creation import (
+    constant, iota, random_normal, random_uniform,
+)
+from meshir.api.ops.elementwise import (
+    abs, add, cast, cos, div, equal, erf, exp, floor, greater, greater_equal, less, less_equal, log,
+    logistic, maximum, minimum, mul, neg, not_equal, pow, relu, rsqrt, select, sigmoid, sign, sin,
+    sqrt, stop_gradient, sub, tanh, where,
+)
+from meshir.api.ops.indexing import (
+    gather, one_hot,
+)
+from meshir.api.ops.loops import (
+    fori_loop, scan, while_loop,
+)
+from meshir.api.ops.shape import (
+    broadcast, concat, pad, rename, reshape, shift, slice, split, transpose,
+)
+
+# Differentiation and training
+from meshir.api.training.custom_gradient import custom_gradient
+from meshir.api.training.grad import grad, value_and_grad
+from meshir.api.training.optimizers import SGD, Adafactor, Adam, AdamW
+from meshir.api.training.remat import remat
+from meshir.api.training.train_step import TrainStep, init_optimizer_state, train_step
+
+# Compiling and inspecting
+from meshir.api.compilation.auto_layout import AutoLayout, auto_layout
+from meshir.api.compilation.compile import compile
+from meshir.api.compilation.explain import explain
+from meshir.api.compilation.propagation import layout_table, propagate
+from meshir.api.compilation.visualize import visualize
+
+# Calibration and checkpoints
+from meshir.api.calibration.calibrate import Calibration, calibrate
+from meshir.api.checkpoints.store import Checkpoints
 
 __version__ = "0.1.0"
 
-# Checking a module from Python: its errors without an IR location point at the caller.
-check_module = _reports_at_call_site(check_module)
-verify_module = _reports_at_call_site(verify_module)
+__all__ = [
+    "abs", "Adafactor", "Adam", "AdamW", "add", "all_gather", "all_reduce", "all_slice",
+    "all_to_all", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration",
+    "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
+    "concat", "constant", "cos", "CostModel", "cross_entropy", "current_program", "custom_gradient",
+    "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "einsum",
+    "equal", "erf", "exp", "explain", "floor", "fori_loop", "gather", "gelu", "grad", "greater",
+    "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm", "layout_table",
+    "LayoutRules", "less", "less_equal", "log", "log_softmax", "logistic", "maximum", "mean",
+    "Mesh", "MeshIRError", "MeshIRKeyError", "MeshIRTypeError", "MeshIRValueError", "minimum",
+    "mul", "neg", "not_equal", "one_hot", "pad", "parse_module", "pow", "Precision",
+    "process_local", "Program", "propagate", "random_normal", "random_uniform", "reduce_max",
+    "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename", "reshape", "reshard",
+    "rsqrt", "scan", "select", "SGD", "shard", "shift", "sigmoid", "sign", "sin", "slice",
+    "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh", "Tensor", "TensorType",
+    "train_step", "TrainStep", "transpose", "value_and_grad", "verify_module", "visualize", "where",
+    "while_loop",
+]
+
+
+def __getattr__(name: str):
+    """`mi.Dimension`, public until issue 31: the IR type's dim (name, size, layout), which
+    users never build (they write `mi.Dim`); it lives in `meshir.dialect`."""
+    if name == "Dimension":
+        import warnings
+
+        from meshir.dialect import Dimension
+
+        warnings.warn("meshir.Dimension is deprecated: write mi.Dim for a named dimension; the IR type's "
+                      "dimension with its layout is meshir.dialect.Dimension", DeprecationWarning, stacklevel=2)
+        return Dimension
+    raise AttributeError(f"module 'meshir' has no attribute {name!r}")
+
 
 # CPU meshes of up to 8 devices without setup: configure jax's CPU device count now, before
 # user code can start the backend with one device (starts nothing; a user's setting wins).
-from meshir.lowering.runtime.devices import ensure_cpu_devices as _ensure_cpu_devices  # noqa: E402
+from meshir.lowering.runtime.devices import ensure_cpu_devices as _ensure_cpu_devices
 
 _ensure_cpu_devices(8)
-
-
-@_reports_at_call_site
-def interpret(program_or_module, *args, function: str | None = None, **inputs):
-    """Run a program with the NumPy reference interpreter (global semantics).
-
-    Inputs are NumPy arrays (or anything np.asarray accepts) by argument name or position;
-    returns one array for one result, a tuple for several.
-    """
-    from meshir.api import checks
-    from meshir.dialect.interpreter import interpret as _interpret
-
-    from meshir.api import precision
-
-    module = checks.module_of(program_or_module, "the program of mi.interpret")
-    function = checks.optional_name(function, "function")
-    if function is None:  # a program built with a mixed-precision policy computes under it
-        module, _ = precision.under_default(module, "the program of mi.interpret")
-    return _interpret(module, *args, function=function, **inputs)

@@ -1,42 +1,18 @@
-"""The user-facing builder API: Dim, Program, Tensor and one function per `mtf` op.
+"""The user's API, by what each part serves; `meshir/__init__.py` assembles the public names.
 
-Each op family's module lists its functions in its `__all__`; they are re-exported from
-there, so adding an op touches its family's module only."""
-from . import collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops
-from .calibrate import Calibration, calibrate
-from .checkpoint import Checkpoints
-from .collectives import *  # noqa: F403
-from .auto_layout import AutoLayout, auto_layout
-from .compile import compile
-from meshir.lowering.runtime.process_local import process_local
-from .composites import *  # noqa: F403
-from .contraction import *  # noqa: F403
-from .creation import *  # noqa: F403
-from .dims import Dim
-from .elementwise import *  # noqa: F403
-from .explain import explain
-from .grad import GradientProgram, grad, value_and_grad  # noqa: F401
-from .indexing import *  # noqa: F403
-from .loops import *  # noqa: F403
-from .optim import SGD, Adafactor, Adam, AdamW
-from .precision import Precision
-from .program import Program, current_program
-from .propagation import layout_table, propagate
-from .custom_gradient import custom_gradient
-from .remat import remat
-from .shape_ops import *  # noqa: F403
-from .tensor import Tensor
-from .train import TrainStep, init_optimizer_state, train_step
-from .visualize import visualize
-from meshir.transforms.cost_model import AxisLink, CostModel
-from meshir.transforms.device_kinds import DEVICE_KINDS, DeviceKind
+- `ops/`: one builder per `mtf` op, by family (`_builder.py` makes an op at the caller's
+  line; `_bodies.py` traces a Python function into a loop's region).
+- `programs/`: `Dim`, `Tensor`, `Program`, mixed-precision policies, `interpret`, IR checks.
+- `training/`: gradients (`grad`, `remat`, `custom_gradient`), optimizers, `train_step`.
+- `compilation/`: `compile`, its report, `explain`, `propagate`, `visualize`, `auto_layout`.
+- `calibration/`: measured device and link figures for the cost model.
+- `checkpoints/`: sharded checkpoints with Orbax.
+- `_checks.py`: argument checks shared by all of them.
 
-_OP_FAMILIES = (collectives, composites, contraction, creation, elementwise, indexing, loops, shape_ops)
+A module whose name starts with `_` is internal. Modules that moved in the reorganisation
+of issue 31 still import from their old paths, with a DeprecationWarning (`_moved.py`).
+"""
+from meshir.api import _moved
 
-__all__ = [
-    "Adafactor", "Adam", "AdamW", "AutoLayout", "AxisLink", "Calibration", "Checkpoints", "CostModel", "DEVICE_KINDS",
-    "DeviceKind", "Dim", "Precision", "Program", "SGD", "Tensor", "TrainStep", "auto_layout", "calibrate", "compile", "current_program",
-    "custom_gradient", "explain",
-    "grad", "process_local", "init_optimizer_state", "layout_table", "propagate", "remat", "train_step", "value_and_grad", "visualize",
-    *(name for family in _OP_FAMILIES for name in family.__all__),
-]
+_moved.install()
+__getattr__ = _moved.module_getattr

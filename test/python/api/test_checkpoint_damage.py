@@ -391,7 +391,7 @@ def test_asyncio_logs_of_dropped_orbax_reads_are_silenced_and_only_those(caplog)
     import orbax.checkpoint as ocp
     from etils import epath
 
-    from meshir.api import orbax_quiet
+    from meshir.api.checkpoints import _orbax_quiet as orbax_quiet
 
     orbax_quiet.install()
     try:

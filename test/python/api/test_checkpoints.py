@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import meshir as mi
 from conftest import donated_views_stay_alive
-from meshir.api.checksums import checksums
+from meshir.api.checkpoints._checksums import checksums
 
 
 def oracle():

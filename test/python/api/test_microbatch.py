@@ -1,4 +1,4 @@
-"""Microbatching (`mi.train_step(..., microbatches={"batch": k})`, api/microbatch.py): one
+"""Microbatching (`mi.train_step(..., microbatches={"batch": k})`, api/training/_microbatch.py): one
 update equal to the full batch's, from a scan whose compiled size does not grow with k, with
 less temporary memory as k grows; bad input is a located error."""
 from __future__ import annotations

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from meshir.api.optim import SGD, Adafactor, Adam, AdamW
+from meshir.api.training.optimizers import SGD, Adafactor, Adam, AdamW
 
 R, C = mi.Dim("rows", 128), mi.Dim("cols", 256)
 

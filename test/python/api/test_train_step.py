@@ -42,7 +42,7 @@ def test_same_loss_curve_under_every_layout(optimizer):
 
 
 def test_data_parallel_step_all_reduces_weight_gradients_over_the_batch_axis():
-    from meshir.api.compile_report import collectives_of
+    from meshir.api.compilation.compile_report import collectives_of
 
     step = mi.train_step(ffn_loss(), mi.SGD(0.1), params=["w1", "w2"])
     exe = mi.compile(step, layout={"batch": ("x", "y")})

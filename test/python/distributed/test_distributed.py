@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from meshir.api.auto_layout import format_rules
+from meshir.api.compilation.auto_layout import format_rules
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import distributed_programs as dp

@@ -49,7 +49,7 @@ import pytest
 from jax.sharding import PartitionSpec
 
 import meshir as mi
-from meshir.api import composites
+from meshir.api.ops import composites
 from meshir.dialect.op_registry import INTERNAL, rule_of
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.signature import entry_function, signature
@@ -245,7 +245,7 @@ def test_a_splat_constant_of_a_huge_global_shape_lowers_without_building_it():
     2^40 elements, 4 TiB) is never built (a microbatched train step's gradient accumulators
     at 1T parameters are such splats)."""
     import meshir as mi
-    from meshir.api import checks
+    from meshir.api import _checks as checks
     from meshir.transforms.partition import partition_passes
     from meshir.dialect import get_context
     from meshir.transforms import Pipeline

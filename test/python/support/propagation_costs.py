@@ -88,7 +88,7 @@ def compare(case: Case) -> Comparison:
 
 def price(text: str, case: Case) -> Run:
     """Propagate and insert collectives; the layouts after propagation and the bytes."""
-    from meshir.api.compile_report import collectives_of
+    from meshir.api.compilation.compile_report import collectives_of
     from meshir.dialect import get_context, parse_module
     from meshir.transforms import build_pass_manager
 

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from meshir.api.auto_layout import AutoLayout as AutoLayoutRepr
+from meshir.api.compilation.auto_layout import AutoLayout as AutoLayoutRepr
 from meshir.dialect.signature import entry_function
-from meshir.transforms.auto_layout.choose import Candidate, measure_candidate
-from meshir.transforms.auto_layout.estimate import Estimator
-from meshir.transforms.auto_layout.search import key, options, search
-from meshir.transforms.auto_layout.summary import summarize
+from meshir.transforms.layout_search.choose import Candidate, measure_candidate
+from meshir.transforms.layout_search.estimate import Estimator
+from meshir.transforms.layout_search.search import key, options, search
+from meshir.transforms.layout_search.summary import summarize
 from meshir.transforms.cost_model import CostModel
 from meshir.transforms.memory_estimate import format_bytes
 
@@ -42,7 +42,7 @@ def train_step(mesh):
 
 
 def prepared(program):
-    from meshir.api.compile import prepared_source
+    from meshir.api.compilation.compile import prepared_source
 
     source, _ = prepared_source(program, None, None)
     return source, entry_function(source, None)

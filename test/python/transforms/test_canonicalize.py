@@ -125,7 +125,7 @@ def test_compiled_program_with_duplicated_and_dead_ops_matches_interpreter(mesh_
 def test_canonicalize_only_lowers_bytes_of_the_uncanonicalized_pipeline():
     """The same program through propagation and insert-collectives, with and without the pass:
     the pass removes the dead contraction's and the duplicate's collectives, adds none."""
-    from meshir.api.compile_report import CompileReport
+    from meshir.api.compilation.compile_report import CompileReport
     from meshir.transforms.insert_collectives import InsertCollectivesPass
 
     prog = _program(MESHES["x4"])

@@ -13,7 +13,7 @@ import pytest
 
 import meshir as mi
 import random_annotated
-from meshir.api.compile_report import collectives_of
+from meshir.api.compilation.compile_report import collectives_of
 from meshir.dialect import get_context
 from meshir.transforms import Pipeline
 from meshir.transforms.canonicalize import CanonicalizePass

@@ -215,7 +215,7 @@ def test_a_large_message_link_needs_both_fields_and_spells_round_trip():
 
 
 def test_calibrate_fit_finds_a_knee_on_synthetic_samples():
-    from meshir.api.calibrate import Sample, _fit
+    from meshir.api.calibration.calibrate import Sample, _fit
 
     truth = AxisLink(5e-5, 2e9, 2e8, 3 * (4 << 20))
     samples = [Sample("x", 4, shard, 3, 3 * shard, truth.seconds(3, 3 * shard))

@@ -111,7 +111,7 @@ def test_bad_budget_is_a_located_error(budget, message):
 
 
 def test_budget_units_binary_and_decimal():
-    from meshir.api.checks import memory_budget
+    from meshir.api._checks import memory_budget
 
     assert memory_budget("16GiB") == 16 * 2**30
     assert memory_budget("1.5GB") == 1_500_000_000

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from meshir.api import precision as policies
+from meshir.api.programs import precision as policies
 from misuse_world import check_located
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from meshir.api.compile_report import collectives_of
+from meshir.api.compilation.compile_report import collectives_of
 from meshir.dialect.signature import entry_function, signature
 from script_modules import load_benchmark
 

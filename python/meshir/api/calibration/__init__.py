@@ -1,0 +1,1 @@
+"""Calibration: measured device and link figures for the cost model (`calibrate`)."""

@@ -1,0 +1,1 @@
+"""Sharded checkpoints with Orbax (`Checkpoints`, docs/checkpoints.md)."""

@@ -1,0 +1,164 @@
+"""`compile`: a MeshIR program to an executable on a mesh of devices.
+
+    exe = mi.compile(prog, layout={"batch": "x", "d_ff": "y"})
+    y = exe(x=np_x, w1=np_w1, w2=np_w2)     # jax.Arrays laid out as the program says
+    print(exe.report())                      # layouts, collectives, bytes per device
+
+The pipeline is the one `meshir-opt` runs, through the same pass manager (which verifies
+the module before the first pass and after each): mtf-shard-update (the layouts of
+weight-update sharding), mtf-propagate-sharding, mtf-insert-collectives, mtf-canonicalize,
+mtf-lower-to-stablehlo; then PJRT compiles once.
+With `mode="gspmd"` the propagated module is canonicalized and lowered to global StableHLO with sharding
+constraints (no mtf-insert-collectives) and XLA's Shardy partitioner inserts the collectives.
+"""
+from __future__ import annotations
+
+import time
+
+from meshir._jax_private import ir
+from meshir.dialect import Mesh, MeshIRError, get_context
+from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
+from meshir.dialect.modes import EXPLICIT, MODES
+from meshir.dialect.signature import entry_function, signature
+from meshir.distributed.agreement import check_same_program
+from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
+from meshir.transforms import Pipeline
+from meshir.transforms.inline_calls import inline_calls
+from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
+from meshir.transforms.memory_estimate import format_bytes
+from meshir.transforms.partition import partition_passes
+from meshir.transforms.shard_update import drop_parameter_markers
+
+from meshir.api import _checks as checks
+from meshir.api.programs import precision as policies
+from meshir.api.compilation.compile_report import CompileReport
+
+
+@reports_at_call_site
+def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
+            mode: str = EXPLICIT, function: str | None = None, donate=None, cost_model=None,
+            memory_budget: int | str | None = None):
+    """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
+    with PJRT.
+
+    `layout`: Mesh-TensorFlow layout rules added to the program's, or "auto": the rules
+    `mi.auto_layout` chooses under `memory_budget` and `cost_model` (kept as `exe.auto_layout`),
+    or what `mi.auto_layout(...)` returned (its rules, and its weight-update sharding on or
+    off). `mesh`: the mesh to run on
+    when the program declares none (it must match the program's when it does). `mode`:
+    "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
+    whose buffers the results may reuse, or True for every argument with a result of the same
+    name, type and layout (a `mi.train_step`'s parameters and optimizer state); calls then
+    consume those arguments (see `Executable`). `cost_model`: what the reshard planner, and
+    propagation between layouts of one priority, minimise (`mi.CostModel`: bytes per device
+    by default, or α–β time with per-axis `mi.AxisLink`s). Returns an Executable;
+    its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
+    `memory_budget`: bytes per device (an int, or text such as "16GiB", "512MiB", "1.5GB"):
+    a program whose estimated memory per device (`exe.compile_report.memory`, from the
+    partitioned program before XLA compiles it) exceeds it is refused with a MeshIRError
+    listing the largest tensors per device and their layouts.
+    """
+    mode = checks.choice(mode, MODES, "mode")
+    budget = checks.memory_budget(memory_budget)
+    from meshir.api.compilation.auto_layout import AutoLayout, auto_layout
+
+    chosen = layout if isinstance(layout, AutoLayout) else None  # mi.auto_layout's result, settings of one's own
+    if isinstance(layout, str) and layout == "auto":
+        chosen = auto_layout(program_or_module, mesh=mesh, memory_budget=budget, cost_model=cost_model,
+                             function=function)
+    if chosen is not None:
+        layout = chosen.rules
+    rules = checks.layout_rules(layout, "layout rules")
+    source, function = prepared_source(program_or_module, checks.mesh(mesh, "compile mesh"), function,
+                                       drop_update_sharding=chosen is not None and chosen.shard_update is False)
+    run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
+    if run_mesh is None:
+        raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")
+    ensure_cpu_devices(run_mesh.size)
+    timings = {}
+    start = time.perf_counter()
+    model = checks.cost_model(cost_model)
+    narrow_dots = default_platform() != "cpu"
+    passes = partition_passes(source, rules, model, mode) + [LowerToStableHLOPass(mode=mode, narrow_dots=narrow_dots)]
+    lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
+
+    def keep_lowered_input(label, op) -> None:
+        if label == passes[-2].NAME:
+            lowered_input.append(op.clone())
+
+    with get_context():
+        module = source.operation.clone()  # the pipeline rewrites it in place
+    Pipeline(passes, after_each=keep_lowered_input).apply(module)
+    partitioned = lowered_input[0]
+    sig = signature(entry_function(partitioned, function))
+    timings["meshir_passes_s"] = time.perf_counter() - start
+    report = CompileReport(partitioned, mode, source, rules, model, function)
+    if budget is not None:
+        _check_budget(report, budget)
+    check_same_program(checks.module_of(program_or_module, "the program to compile"),
+                       lambda: f"{mode} {function} {run_mesh} [{rules}] {donate!r} {model!r} {budget}", module)
+    start = time.perf_counter()
+    exe = Executable(module, run_mesh, sig, mode=mode, report=report, donate=donate)
+    timings["xla_compile_s"] = time.perf_counter() - start
+    exe.compile_times = timings
+    exe.partitioned_module = partitioned
+    exe.auto_layout = chosen  # what layout="auto" chose (mi.auto_layout's result), else None
+    report.xla_memory = xla_memory(exe.memory_analysis())
+    return exe
+
+
+def prepared_source(program_or_module, mesh, function, drop_update_sharding: bool = False):
+    """(a clone of the program's module with `mesh` declared and calls inlined, the entry's
+    name or None): what the passes of `mi.compile` and `mi.auto_layout` start from. With
+    `drop_update_sharding`, a step's weight-update sharding is turned off (what layout="auto"
+    chose when it is cheaper without)."""
+    source = checks.module_of(program_or_module, "the program to compile")
+    function = checks.optional_name(function, "function")
+    if function is None:  # a program built with a mixed-precision policy computes under it
+        source, _ = policies.under_default(source, "the program to compile")
+    with get_context():
+        source = _with_mesh(source.operation.clone(), mesh, function)
+        inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
+        if drop_update_sharding:
+            drop_parameter_markers(source)
+    return source, function
+
+
+def xla_memory(stats) -> dict | None:
+    """XLA's memory_analysis per device as a dict (argument, output, temp, alias and
+    total = argument + output + temp - alias), or None when PJRT gives none."""
+    if stats is None:
+        return None
+    out = {k: int(getattr(stats, f"{k}_size_in_bytes")) for k in ("argument", "output", "temp", "alias")}
+    out["total"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
+    return out
+
+
+def _check_budget(report, budget: int) -> None:
+    """Refuse the program when its estimated memory per device exceeds `budget`."""
+    estimate = report.memory
+    if estimate is None or estimate.total <= budget:
+        return
+    rows = [f"  {t.value}: {t.type} ({t.kind}) {format_bytes(t.bytes)} per device" for t in estimate.largest]
+    parts = ", ".join(f"{k.replace('_', ' ')} {format_bytes(v)}" for k, v in estimate.categories.items())
+    raise MeshIRError(
+        f"the program needs about {format_bytes(estimate.total)} per device ({parts}), over the memory budget "
+        f"of {format_bytes(budget)}; the largest tensors per device:\n" + "\n".join(rows) +
+        "\nsplit a large tensor's dims over more mesh axes (a layout rule such as {'d_ff': ('x', 'y')}), "
+        "or use a larger mesh")
+
+
+def _with_mesh(module, mesh: Mesh | None, function: str | None):
+    """The module with `mesh` declared for its entry, or unchanged when it already has one."""
+    fn = entry_function(module, function)
+    have = function_mesh(fn, module_meshes(module.operation))
+    if mesh is None or have is not None:
+        if mesh is not None and have is not None and (have.axes != mesh.axes):
+            raise MeshIRError(f"compile(mesh={mesh}) differs from the program's mesh {have}")
+        return module
+    with get_context(), ir.Location.unknown():
+        body = module.regions[0].blocks[0]
+        declare_mesh(mesh, ip=ir.InsertionPoint.at_block_begin(body))
+        fn.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(mesh.name)
+    return module

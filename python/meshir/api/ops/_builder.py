@@ -1,0 +1,82 @@
+"""Create one `mtf` op in a Program: location, attributes, immediate verification."""
+from __future__ import annotations
+
+from meshir._jax_private import ir
+from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, TensorType, VerifyError
+from meshir.dialect.tensor_type import TypeContentError
+from meshir.dialect.attributes import to_attribute
+from meshir.dialect.diagnostics import format_location
+from meshir.dialect.op_registry import rule
+
+from meshir.api.ops._bodies import local_value
+from meshir.api.programs._locations import call_site_location, located_error
+from meshir.api.programs.tensor import Tensor
+
+
+def builds(*op_classes):
+    """Decorator: the function is the public `mi` builder of `op_classes` (the registry's
+    "build" slot; the completeness test checks every op has one, or is INTERNAL)."""
+    return rule("build", *op_classes)
+
+
+def program_of(operands, fallback=None):
+    """The Program the operands belong to (all must share one)."""
+    programs = {id(t.program): t.program for t in operands if isinstance(t, Tensor)}
+    if len(programs) > 1:
+        names = ", ".join(f"{t!r} of program '{t.program.name}'" for t in operands if isinstance(t, Tensor))
+        raise located_error(f"operands come from different Programs: {names}", MeshIRValueError)
+    if programs:
+        return next(iter(programs.values()))
+    if fallback is not None:
+        return fallback
+    from meshir.api.programs.program import current_program
+
+    return current_program()
+
+
+def build(op_class, result_type: TensorType | None, operands=(), attributes=None, program=None,
+          inference=None):
+    """Insert `op_class` at the end of the program, verify it, return its result (a tuple of
+    results for an op whose RESULTS is not 1: one per result type).
+
+    `result_type` None: the op infers it (`infer_result_type`) from the operand types and
+    attributes, plus `inference` (what only inference reads: a split's sizes). A verifier (or
+    inference) failure erases the op and raises MeshIRError at the user's call site.
+    """
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise located_error(f"'{op_class.OPERATION_NAME}': operand #{i} must be a MeshIR Tensor, got "
+                                f"{type(t).__name__} {t!r}", MeshIRTypeError)
+    prog = program_of(operands, program)
+    prog._check_open()
+    with prog.context:
+        loc = call_site_location()
+    with prog.context, loc:
+        attrs = {k: to_attribute(v) for k, v in (attributes or {}).items() if v is not None}
+        if result_type is None:
+            try:
+                result_type = op_class.infer_result_type([t.type for t in operands],
+                                                         {**(attributes or {}), **(inference or {})})
+            except VerifyError as e:
+                raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
+            except TypeContentError as e:  # a size beyond the limits, say
+                raise located_error(f"'{op_class.OPERATION_NAME}': {e}", MeshIRValueError) from None
+        values = [local_value(prog, t.value) for t in operands]
+        op = op_class(result_type, values, attrs, loc=loc, ip=ir.InsertionPoint(prog.block))
+        try:
+            op.verify(prog.mesh)
+        except VerifyError as e:
+            op.operation.erase()
+            raise MeshIRError(f"{format_location(loc)}: error: '{op_class.OPERATION_NAME}' op {e}") from None
+    if op_class.RESULTS == 1:
+        return Tensor(prog, op.result)
+    return tuple(Tensor(prog, r) for r in op.operation.results)
+
+
+def result_type(op_name: str, dims, element_type: str) -> TensorType:
+    """`TensorType.make(dims, element_type)` for an op's result; a located MeshIRValueError
+    naming the op when the dims cannot form a type (a name twice, a size out of range)."""
+    try:
+        return TensorType.make(dims, element_type)
+    except TypeContentError as e:
+        raise located_error(f"'{op_name}': {e}", MeshIRValueError) from None

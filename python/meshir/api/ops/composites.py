@@ -1,0 +1,108 @@
+"""Composite functions built from `mtf` ops (not ops themselves): softmax, log_softmax,
+layer_norm, cross_entropy, gelu, dropout, mean. Each is written so that propagation and
+partitioning see only primitive ops."""
+from __future__ import annotations
+
+import math
+
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
+
+from meshir.api import _checks as checks
+from meshir.api.ops import contraction as C
+from meshir.api.ops import creation
+from meshir.api.ops import elementwise as E
+from meshir.api.ops._builder import located_error
+from meshir.api.programs.tensor import Tensor
+
+#: The public functions; meshir.api re-exports exactly these.
+__all__ = ["cross_entropy", "dropout", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
+
+
+def _name(x: Tensor, dim, what: str) -> str:
+    return checks.dim_name(dim, x, what)
+
+
+def _float(x: Tensor, what: str) -> None:
+    checks.tensor(x, f"the operand of mi.{what}")
+    if not x.type.is_float:
+        raise located_error(f"{what} needs a float tensor, got element type {x.dtype}", MeshIRTypeError)
+
+
+def softmax(x: Tensor, dim) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along `dim` (numerically stable)."""
+    _float(x, "softmax")
+    name = _name(x, dim, "softmax")
+    e = E.exp(x - E.stop_gradient(C.reduce_max(x, over=[name])))
+    return e / C.reduce_sum(e, over=[name])
+
+
+def log_softmax(x: Tensor, dim) -> Tensor:
+    """x - logsumexp(x) along `dim` (numerically stable)."""
+    _float(x, "log_softmax")
+    name = _name(x, dim, "log_softmax")
+    shifted = x - E.stop_gradient(C.reduce_max(x, over=[name]))
+    return shifted - E.log(C.reduce_sum(E.exp(shifted), over=[name]))
+
+
+def mean(x: Tensor, over=None, output=None) -> Tensor:
+    """Average over `over` (or the dims absent from `output`; default: all dims)."""
+    _float(x, "mean")
+    total = C.reduce_sum(x, output=output, over=over)
+    count = x.type.num_elements // max(total.type.num_elements, 1)
+    return total * (1.0 / count)
+
+
+def layer_norm(x: Tensor, dim, scale: Tensor | None = None, bias: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:
+    """(x - mean) / sqrt(var + epsilon) along `dim`, then `* scale + bias` if given."""
+    _float(x, "layer_norm")
+    name = _name(x, dim, "layer_norm")
+    checks.optional_tensor(scale, "the scale of mi.layer_norm")
+    checks.optional_tensor(bias, "the bias of mi.layer_norm")
+    epsilon = checks.real(epsilon, "the epsilon of mi.layer_norm", minimum=0.0)
+    centered = x - mean(x, over=[name])
+    variance = mean(centered * centered, over=[name])
+    y = centered * E.rsqrt(variance + epsilon)
+    if scale is not None:
+        y = y * scale
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def cross_entropy(logits: Tensor, targets: Tensor, dim) -> Tensor:
+    """-sum(targets * log_softmax(logits)) along the class dim `dim`.
+
+    `targets` are probabilities over `dim` (e.g. a one_hot), or integer class ids without
+    `dim` (turned into a one_hot).
+    """
+    _float(logits, "cross_entropy")
+    name = _name(logits, dim, "cross_entropy")
+    checks.tensor(targets, "the targets of mi.cross_entropy")
+    if targets.type.is_integer and name not in targets.names:
+        from meshir.api.ops.indexing import one_hot
+
+        targets = one_hot(targets, logits.dim(name), dtype=logits.dtype)
+    return -C.reduce_sum(targets * log_softmax(logits, name), over=[name])
+
+
+def gelu(x: Tensor) -> Tensor:
+    """GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    _float(x, "gelu")
+    inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+    return x * 0.5 * (E.tanh(inner) + 1.0)
+
+
+def dropout(x: Tensor, rate: float, seed: int) -> Tensor:
+    """Zero each element with probability `rate`, scale the rest by 1/(1-rate).
+
+    The mask is a function of (seed, global index), so every layout drops the same elements.
+    """
+    _float(x, "dropout")
+    given, rate = rate, checks.real(rate, "dropout rate")
+    seed = checks.integer(seed, "the seed of mi.dropout")
+    if not 0.0 <= rate < 1.0:
+        raise located_error(f"dropout rate must be in [0, 1), got {given!r}", MeshIRValueError)
+    if rate == 0.0:
+        return x
+    keep = creation.random_uniform(x.dims, seed, dtype=x.dtype, program=x.program) >= rate
+    return E.select(keep, x * (1.0 / (1.0 - rate)), 0.0)

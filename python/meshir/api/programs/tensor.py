@@ -1,0 +1,161 @@
+"""`Tensor`: a value of a Program, with named dims and arithmetic operators."""
+from __future__ import annotations
+
+from meshir._jax_private import ir
+from meshir.dialect import TensorType
+from meshir.dialect.diagnostics import MeshIRKeyError, MeshIRTypeError
+
+from meshir.api.programs.dims import Dim
+from meshir.api.programs._locations import located_error
+
+
+class Tensor:
+    """An SSA value of a Program. Operators build `mtf` ops; names broadcast.
+
+    The type is read once, when the Tensor is made: shape, dims and repr never touch MLIR
+    again, so they stay valid after the program finished. The MLIR value itself (`.value`)
+    of a call result dies when the call is inlined at the program's end; asking for it then
+    is a MeshIRError, never a read of freed memory.
+    """
+
+    __slots__ = ("program", "_value", "type", "_name", "_from_call")
+    __array_priority__ = 1000  # NumPy scalars on the left defer to our reflected operators
+
+    def __init__(self, program, value: ir.Value, from_call: bool = False):
+        self.program = program
+        self._value = value
+        self.type: TensorType = TensorType.from_mlir(value.type)
+        self._name: str | None = None
+        self._from_call = from_call
+
+    @property
+    def value(self) -> ir.Value:
+        """The MLIR value (a MeshIRError once the call that made it was inlined)."""
+        if self._from_call and self.program.calls_inlined:
+            raise located_error(
+                f"{self!r} is the result of a call of program '{self.program.name}' that was inlined when the "
+                "program finished; use it inside the `with Program(...)` block")
+        return self._value
+
+    @property
+    def dims(self) -> list[Dim]:
+        return [Dim(d.name, d.size) for d in self.type.dims]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.type.names
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        """The element type name (f32, bf16, ..., i1)."""
+        return self.type.element_type
+
+    def dim(self, name: str) -> Dim:
+        """The Dim called `name` (KeyError naming the dims there are)."""
+        for d in self.dims:
+            if d.name == name:
+                return d
+        raise located_error(f"no dimension {name!r} in {self.type} (dims: {', '.join(self.names) or 'none'})",
+                            MeshIRKeyError)
+
+    def __repr__(self) -> str:
+        if self._name is None and not (self._from_call and self.program.calls_inlined):
+            self._name = self._value.get_name()
+        return f"Tensor({self._name or 'inlined call result'}: {self.type})"
+
+    __hash__ = object.__hash__
+
+    # Arithmetic and comparisons, elementwise with broadcasting by name.
+    def __add__(self, other):
+        return _ew().add(self, other)
+
+    def __radd__(self, other):
+        return _ew().add(other, self)
+
+    def __sub__(self, other):
+        return _ew().sub(self, other)
+
+    def __rsub__(self, other):
+        return _ew().sub(other, self)
+
+    def __mul__(self, other):
+        return _ew().mul(self, other)
+
+    def __rmul__(self, other):
+        return _ew().mul(other, self)
+
+    def __truediv__(self, other):
+        return _ew().div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ew().div(other, self)
+
+    def __pow__(self, other):
+        return _ew().pow(self, other)
+
+    def __rpow__(self, other):
+        return _ew().pow(other, self)
+
+    def __neg__(self):
+        return _ew().neg(self)
+
+    def __abs__(self):
+        return _ew().abs(self)
+
+    def __lt__(self, other):
+        return _ew().less(self, other)
+
+    def __le__(self, other):
+        return _ew().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ew().greater(self, other)
+
+    def __ge__(self, other):
+        return _ew().greater_equal(self, other)
+
+    def __eq__(self, other):  # elementwise, like NumPy and JAX arrays
+        return _ew().equal(self, other)
+
+    def __ne__(self, other):
+        return _ew().not_equal(self, other)
+
+    def __bool__(self):
+        raise located_error(f"{self!r} has no truth value while the program is being built (use mi.select "
+                            "or mi.where for a choice made on the devices)", MeshIRTypeError)
+
+    # Python protocols a symbolic value cannot serve: a MeshIRTypeError saying what to use.
+    def __iter__(self):
+        raise located_error(f"{self!r} is not iterable: its values exist only when the program runs", MeshIRTypeError)
+
+    def __len__(self):
+        raise located_error(f"{self!r} has no len(); use .shape or .dim(name).size", MeshIRTypeError)
+
+    def __getitem__(self, index):
+        raise located_error(f"{self!r} cannot be indexed with {index!r}; use mi.slice(x, dim, start, length) "
+                            "or mi.gather", MeshIRTypeError)
+
+    def __matmul__(self, other):
+        raise located_error(f"{self!r} @ {other!r}: MeshIR contracts by name; use mi.einsum(x, w, output=dims)",
+                            MeshIRTypeError)
+
+    __rmatmul__ = __matmul__
+
+    def __float__(self):
+        raise located_error(f"{self!r} has no Python value while the program is being built", MeshIRTypeError)
+
+    __int__ = __index__ = __complex__ = __float__
+
+    def __array__(self, *args, **kwargs):
+        raise located_error(f"{self!r} is symbolic and cannot become a NumPy array; run the program "
+                            "(mi.interpret or mi.compile) to get arrays", MeshIRTypeError)
+
+
+def _ew():
+    from meshir.api.ops import elementwise
+
+    return elementwise

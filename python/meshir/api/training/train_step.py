@@ -1,0 +1,147 @@
+"""`train_step`: forward, backward and optimizer update compiled as one program.
+
+    step = mi.train_step(loss_prog, mi.Adam(1e-3), params=["w1", "w2"])
+    exe = mi.compile(step, layout={"batch": "x", "d_ff": "y"})
+    state = mi.init_optimizer_state(step, params)           # zeros, laid out like the params
+    out = exe(**data, **params, **state, step=1.0)          # loss, new params, new state by name
+
+Arguments: the loss program's arguments, then the optimizer state of each parameter
+(`<param>__<slot>`, e.g. `w1__m`), then `step` (f32, 1-based). Results: `loss`, then each
+parameter and state slot under its argument name, so results feed the next step directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
+from meshir.dialect.layout_rules import LayoutRules
+from meshir.dialect.mesh import function_mesh, module_meshes
+from meshir.dialect.signature import entry_function, signature
+
+from meshir.api import _checks as checks
+from meshir.api.programs import precision as policies
+from meshir.api.ops._builder import located_error
+from meshir.api.programs.dims import Dim
+from meshir.api.ops.elementwise import cast
+from meshir.api.training.grad import value_and_grad
+from meshir.api.training._microbatch import accumulate, check_microbatches, resized
+from meshir.api.training.optimizers import check_optimizer
+from meshir.api.programs.program import Program
+from meshir.api.training._update_sharding import check_shard_update, finish_step, gather_at_uses, marked
+
+
+class TrainStep:
+    """A training-step Program plus what callers need: parameter and state names."""
+
+    def __init__(self, program: Program, params: tuple[str, ...], state_names: dict[str, tuple[str, ...]]):
+        self.program, self.params, self.state_names = program, params, state_names
+
+    @property
+    def module(self):
+        return self.program.module
+
+    def state_shapes(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """Name -> (global shape, dtype) of every optimizer state argument."""
+        sig = signature(entry_function(self.module))
+        wanted = {n for names in self.state_names.values() for n in names}
+        return {n: (t.shape, t.dtype) for n, t in zip(sig.arg_names, sig.arg_types) if n in wanted}
+
+
+@reports_at_call_site
+def train_step(loss_program, optimizer, params=None, name: str = "train_step", microbatches=None,
+               shard_update=False, shard_params: bool = False, precision=None) -> TrainStep:
+    """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
+    (argument names; default: every float argument). Its passes (mtf-autodiff for the
+    gradient, mtf-inline for the step's call of it) run through the pass manager.
+    `microbatches={"batch": k}`: losses and gradients are summed over k slices of that dim in
+    a scan (microbatch.py), one update for the full batch with a k times smaller slice live.
+    `shard_update`: True (the data-parallel axes) or mesh axis names: each gradient is
+    reduce-scattered over those axes instead of all-reduced, optimizer state is stored split
+    over them and the update computes on one slice, then the new parameters are all-gathered
+    (ZeRO 1-2). `shard_params=True` also stores the parameters split; each use gathers them
+    (ZeRO-3 / FSDP). The layouts are decided by the rules at compile time (shard_update.py).
+    `precision`: an mi.Precision (default: the loss program's, if it was built with one):
+    parameters and state stay in its master type, the forward and backward compute in its
+    compute type, parameters cast before their gathers (api/programs/precision.py)."""
+    check_optimizer(optimizer)
+    policy = policies.check(precision, "precision of mi.train_step")
+    sharding = check_shard_update(shard_update, shard_params)
+    module = checks.module_of(loss_program, "the loss program of mi.train_step")
+    name = checks.identifier(name, "the name of the training step")
+    fn = entry_function(module)
+    sig = signature(fn)
+    mesh = function_mesh(fn, module_meshes(module.operation))
+    floats = [n for n, t in zip(sig.arg_names, sig.arg_types) if t.is_float]
+    params = tuple(floats if params is None else checks.sequence([params] if isinstance(params, str) else params,
+                                                                 "params of mi.train_step"))
+    for p in params:
+        if not isinstance(p, str):
+            raise located_error(f"train_step: params must be argument names, got {checks.describe(p)}",
+                                MeshIRTypeError)
+        if p not in sig.arg_names:
+            raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
+                                MeshIRValueError)
+    micro = check_microbatches(microbatches, sig, params) if microbatches is not None else None
+    policy = policy or policies.program_default(module)
+    if policy is not None:
+        policies.check_arguments(module, policy, params, "the loss program of mi.train_step")
+    source = gather_at_uses(module, params) if shard_params else module
+    if policy is not None:  # value_and_grad applies it, after the gathers are placed
+        source = source if source is not module else policies.copy(module)
+        policies.set_default(source, policy)
+    gradient = value_and_grad(resized(source, *micro) if micro else source, wrt=list(params))
+    if policy is not None and not micro:  # gradients leave in `reduce`, summed across devices in it
+        policies.narrow_gradient_results(gradient.module, policy)  # (microbatches accumulate in master)
+    rules = LayoutRules.from_attribute(fn)
+    state_names: dict[str, tuple[str, ...]] = {}
+    with Program(name, mesh, layout=rules or None) as prog:
+        args = {}
+        for n, t in zip(sig.arg_names, sig.arg_types):
+            args[n] = prog.argument(n, [Dim(d.name, d.size) for d in t.dims], t.element_type,
+                                    layout={d.name: d.axes for d in t.dims if d.axes is not None} or None)
+        states = {}
+        for p in params:
+            dims = args[p].dims
+            slots = optimizer.state_dims(dims)
+            states[p] = {k: prog.argument(f"{p}__{k}", d, args[p].dtype) for k, d in slots.items()}
+            state_names[p] = tuple(f"{p}__{k}" for k in slots)
+        step = prog.argument("step", [], "f32")
+        # With sharding, marked boundaries say which layout each value takes (shard_update.py):
+        # gradients, the update and the state in the update layout; the new parameters back
+        # in the compute layout (ZeRO 1-2) or stored split like the state (ZeRO-3).
+        def mark(t, p, which):
+            return marked(t, p, which) if sharding else t
+
+        inputs, current = dict(args), {}
+        for p in params:
+            if shard_params:
+                inputs[p] = current[p] = mark(args[p], p, "stored")
+            else:
+                current[p] = mark(args[p], p, "update")
+            states[p] = {k: mark(v, p, "stored") for k, v in states[p].items()}
+        outputs = accumulate(gradient, prog, inputs, *micro) if micro else prog.call(gradient, **inputs)
+        prog.result(outputs[0], name="loss")
+        updates = {}
+        for p, g in zip(params, outputs[1:]):
+            g = mark(g, p, "update")
+            g = g if g.dtype == args[p].dtype else cast(g, args[p].dtype)  # summed in `reduce`
+            updates[p] = optimizer.update(current[p], g, states[p], step)
+        for p in params:
+            prog.result(mark(updates[p][0], p, "update" if shard_params else "compute"), name=p)
+        for p in params:
+            for k, v in updates[p][1].items():
+                prog.result(mark(v, p, "update"), name=f"{p}__{k}")
+    if sharding:
+        finish_step(prog, sharding)
+    return TrainStep(prog, params, state_names)
+
+
+@reports_at_call_site
+def init_optimizer_state(step: TrainStep) -> dict[str, np.ndarray]:
+    """Zero optimizer state for every parameter, by argument name."""
+    if not isinstance(step, TrainStep):
+        raise located_error(f"init_optimizer_state needs the TrainStep of mi.train_step, got {checks.describe(step)}",
+                            MeshIRTypeError)
+    return {n: np.zeros(shape, dtype) for n, (shape, dtype) in step.state_shapes().items()}
+
