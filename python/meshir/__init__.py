@@ -70,6 +70,7 @@ from meshir.api.ops.shape import (
 from meshir.api.training.custom_gradient import custom_gradient
 from meshir.api.training.grad import grad, value_and_grad
 from meshir.api.training.optimizers import SGD, Adafactor, Adam, AdamW
+from meshir.api.training import schedules
 from meshir.api.training.remat import remat
 from meshir.api.training.train_step import TrainStep, init_optimizer_state, train_step
 
@@ -99,8 +100,8 @@ __all__ = [
     "mul", "neg", "not_equal", "one_hot", "pad", "parse_module", "pow", "Precision",
     "process_local", "Program", "propagate", "random_normal", "random_uniform", "reduce_max",
     "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename", "reshape", "reshard",
-    "rsqrt", "scan", "select", "SGD", "shard", "shift", "sigmoid", "sign", "sin", "slice",
-    "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh", "Tensor", "TensorType",
+    "rsqrt", "scan", "schedules", "select", "SGD", "shard", "shift", "sigmoid", "sign", "sin",
+    "slice", "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh", "Tensor", "TensorType",
     "train_step", "TrainStep", "transpose", "value_and_grad", "verify_module", "visualize", "where",
     "while_loop",
 ]

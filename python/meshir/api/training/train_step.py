@@ -7,7 +7,8 @@
 
 Arguments: the loss program's arguments, then the optimizer state of each parameter
 (`<param>__<slot>`, e.g. `w1__m`), then `step` (f32, 1-based). Results: `loss`, then each
-parameter and state slot under its argument name, so results feed the next step directly.
+parameter and state slot under its argument name, so results feed the next step directly,
+then the `metrics` asked for (`grad_norm`, `learning_rate`) under their names.
 """
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ from meshir.api import _checks as checks
 from meshir.api.programs import precision as policies
 from meshir.api.ops._builder import located_error
 from meshir.api.programs.dims import Dim
-from meshir.api.ops.elementwise import cast
+from meshir.api.ops.contraction import reduce_sum
+from meshir.api.ops.creation import constant
+from meshir.api.ops.elementwise import cast, select, sqrt
+from meshir.api.programs.tensor import Tensor
 from meshir.api.training.grad import value_and_grad
 from meshir.api.training._microbatch import accumulate, check_microbatches, resized
 from meshir.api.training.optimizers import check_optimizer
@@ -50,7 +54,8 @@ class TrainStep:
 
 @reports_at_call_site
 def train_step(loss_program, optimizer, params=None, name: str = "train_step", microbatches=None,
-               shard_update=False, shard_params: bool = False, precision=None) -> TrainStep:
+               shard_update=False, shard_params: bool = False, precision=None, clip_norm=None,
+               metrics=()) -> TrainStep:
     """The training step of `loss_program` (scalar first result) with `optimizer` on `params`
     (argument names; default: every float argument). Its passes (mtf-autodiff for the
     gradient, mtf-inline for the step's call of it) run through the pass manager.
@@ -63,8 +68,15 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
     (ZeRO-3 / FSDP). The layouts are decided by the rules at compile time (shard_update.py).
     `precision`: an mi.Precision (default: the loss program's, if it was built with one):
     parameters and state stay in its master type, the forward and backward compute in its
-    compute type, parameters cast before their gathers (api/programs/precision.py)."""
+    compute type, parameters cast before their gathers (api/programs/precision.py).
+    `clip_norm`: gradients scaled by clip_norm / norm when their global norm exceeds it
+    (optax.clip_by_global_norm; a NaN or inf gradient makes the norm and every parameter NaN).
+    `metrics`: names among METRICS, added as results after the state."""
     check_optimizer(optimizer)
+    clip_norm = None if clip_norm is None else checks.real(clip_norm, "clip_norm of mi.train_step")
+    if clip_norm is not None and clip_norm <= 0:
+        raise located_error(f"clip_norm of mi.train_step must be positive, got {clip_norm}", MeshIRValueError)
+    metrics = _check_metrics(metrics, optimizer)
     policy = policies.check(precision, "precision of mi.train_step")
     sharding = check_shard_update(shard_update, shard_params)
     module = checks.module_of(loss_program, "the loss program of mi.train_step")
@@ -83,6 +95,8 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
                                 MeshIRValueError)
     micro = check_microbatches(microbatches, sig, params) if microbatches is not None else None
+    optimizers = optimizer.for_parameters(list(params)) if hasattr(optimizer, "for_parameters") else {}
+    optimizers = {p: optimizers.get(p, optimizer) for p in params}
     policy = policy or policies.program_default(module)
     if policy is not None:
         policies.check_arguments(module, policy, params, "the loss program of mi.train_step")
@@ -103,7 +117,7 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
         states = {}
         for p in params:
             dims = args[p].dims
-            slots = optimizer.state_dims(dims)
+            slots = optimizers[p].state_dims(dims)
             states[p] = {k: prog.argument(f"{p}__{k}", d, args[p].dtype) for k, d in slots.items()}
             state_names[p] = tuple(f"{p}__{k}" for k in slots)
         step = prog.argument("step", [], "f32")
@@ -122,19 +136,64 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             states[p] = {k: mark(v, p, "stored") for k, v in states[p].items()}
         outputs = accumulate(gradient, prog, inputs, *micro) if micro else prog.call(gradient, **inputs)
         prog.result(outputs[0], name="loss")
-        updates = {}
+        grads = {}
         for p, g in zip(params, outputs[1:]):
             g = mark(g, p, "update")
-            g = g if g.dtype == args[p].dtype else cast(g, args[p].dtype)  # summed in `reduce`
-            updates[p] = optimizer.update(current[p], g, states[p], step)
+            grads[p] = g if g.dtype == args[p].dtype else cast(g, args[p].dtype)  # summed in `reduce`
+        norm = global_norm(list(grads.values())) if clip_norm is not None or "grad_norm" in metrics else None
+        if clip_norm is not None:
+            grads = {p: clipped(g, norm, clip_norm) for p, g in grads.items()}
+        updates = {p: optimizers[p].update(current[p], grads[p], states[p], step) for p in params}
         for p in params:
             prog.result(mark(updates[p][0], p, "update" if shard_params else "compute"), name=p)
         for p in params:
             for k, v in updates[p][1].items():
                 prog.result(mark(v, p, "update"), name=f"{p}__{k}")
+        for metric in metrics:
+            prog.result(norm if metric == "grad_norm" else _learning_rate(optimizer, step), name=metric)
     if sharding:
         finish_step(prog, sharding)
     return TrainStep(prog, params, state_names)
+
+
+#: What `metrics=` may ask for: the global gradient norm (before clipping) and the learning
+#: rate of this step (the optimizer's `learning_rate_at`).
+METRICS = ("grad_norm", "learning_rate")
+
+
+def _check_metrics(metrics, optimizer) -> tuple[str, ...]:
+    names = tuple(checks.sequence([metrics] if isinstance(metrics, str) else metrics, "metrics of mi.train_step"))
+    for n in names:
+        if n not in METRICS:
+            raise located_error(f"unknown metric {checks.describe(n)} in mi.train_step; known: {', '.join(METRICS)}",
+                                MeshIRValueError)
+        if names.count(n) > 1:
+            raise located_error(f"metric '{n}' asked for twice in mi.train_step", MeshIRValueError)
+    if "learning_rate" in names and not hasattr(optimizer, "learning_rate_at"):
+        raise located_error(f"metrics 'learning_rate' needs an optimizer with learning_rate_at(t); "
+                            f"{type(optimizer).__name__} has none", MeshIRTypeError)
+    return names
+
+
+def _learning_rate(optimizer, step):
+    rate = optimizer.learning_rate_at(step)
+    return rate if isinstance(rate, Tensor) else constant(float(rate), [], dtype="f32", program=step.program)
+
+
+def global_norm(grads: list) -> Tensor:
+    """sqrt of the sum of every gradient's squares, in f32: one scalar, whole over the mesh."""
+    total = None
+    for g in grads:
+        g = g if g.dtype == "f32" else cast(g, "f32")
+        part = reduce_sum(g * g)
+        total = part if total is None else total + part
+    return sqrt(total)
+
+
+def clipped(g: Tensor, norm: Tensor, clip_norm: float) -> Tensor:
+    """optax.clip_by_global_norm's formula: g below the norm, else g / norm * clip_norm."""
+    n = norm if norm.dtype == g.dtype else cast(norm, g.dtype)
+    return select(norm < clip_norm, g, (g / n) * clip_norm)
 
 
 @reports_at_call_site
