@@ -27,11 +27,16 @@ def iota(op, args):
 def random_uniform(op, args):
     """Uniform in [minval, maxval) from (seed, global index): the same for every layout."""
     t = op.result_type
-    return random_bits.uniform(op.attr("seed"), t.shape, op.attr("minval"), op.attr("maxval"), t.element_type)
+    return random_bits.uniform(_seed(op, args), t.shape, op.attr("minval"), op.attr("maxval"), t.element_type)
 
 
 @rule("interpret", RandomNormalOp)
 def random_normal(op, args):
     """Normal(mean, stddev) from (seed, global index): the same for every layout."""
     t = op.result_type
-    return random_bits.normal(op.attr("seed"), t.shape, op.attr("mean"), op.attr("stddev"), t.element_type)
+    return random_bits.normal(_seed(op, args), t.shape, op.attr("mean"), op.attr("stddev"), t.element_type)
+
+
+def _seed(op, args) -> int:
+    """The seed operand's value, or the `seed` attribute."""
+    return int(np.asarray(args[0])) if args else op.attr("seed")

@@ -281,7 +281,7 @@ class MtfOp(ir.OpView):
         n = len(self.operation.operands)
         if n < lo or (hi is not None and n > hi):
             want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
-            raise VerifyError(f"expects {want} operand{'s' if hi != 1 else ''}, got {n}")
+            raise VerifyError(f"expects {want} operand{'s' if hi != 1 or lo != hi else ''}, got {n}")
         if self.RESULTS is None:
             if not self.operation.results:
                 raise VerifyError("expects at least one result, got 0")

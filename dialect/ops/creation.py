@@ -135,25 +135,44 @@ class IotaOp(MtfOp):
 
 
 class RandomOp(MtfOp):
-    """Random numbers as a function of (seed, global index): every layout gives the same values."""
+    """Random numbers as a function of (seed, global index): every layout gives the same values.
 
-    OPERANDS = (0, 0)
+    The seed is an attribute (fixed when the program is built) or an operand, a 0-d i32
+    tensor (an argument, or derived from the step), so each call can draw new values; one
+    seed value gives the same numbers either way."""
+
+    OPERANDS = (0, 1)
     FACTORS = "none"
     PRECISION = "weak"
+    OPTIONAL = frozenset({"seed"})
+
+    def seed_operand(self):
+        """The seed tensor, or None when the seed is the `seed` attribute."""
+        return self.operation.operands[0] if len(self.operation.operands) else None
 
     def verify_op(self, mesh):
         t = self.result_type
         if t.element_type not in FLOAT_TYPES:
             raise VerifyError(f"random values need a float element type, got {t.element_type}")
+        has_attr = "seed" in self.operation.attributes
+        if self.seed_operand() is None and not has_attr:
+            raise VerifyError("needs a seed: the attribute `seed` or a 0-d i32 operand")
+        if self.seed_operand() is not None:
+            if has_attr:
+                raise VerifyError("has both a seed operand and a `seed` attribute; give one")
+            seed = self.operand_types[0]
+            if seed.dims or seed.element_type != "i32":
+                raise VerifyError(f"the seed operand must be a 0-d i32 tensor, got {seed}")
 
 
 @mtf_op
 class RandomUniformOp(RandomOp):
-    """`mtf.random_uniform {seed, minval, maxval}`: uniform in [minval, maxval)."""
+    """`mtf.random_uniform {seed, minval, maxval}` or `mtf.random_uniform(%seed) {minval, maxval}`:
+    uniform in [minval, maxval)."""
 
     OPERATION_NAME = "mtf.random_uniform"
     ATTRIBUTES = {"seed": "int", "minval": "float", "maxval": "float"}
-    OPTIONAL = frozenset({"minval", "maxval"})
+    OPTIONAL = frozenset({"seed", "minval", "maxval"})
     DEFAULTS = {"minval": 0.0, "maxval": 1.0}
 
     def verify_op(self, mesh):
@@ -164,11 +183,12 @@ class RandomUniformOp(RandomOp):
 
 @mtf_op
 class RandomNormalOp(RandomOp):
-    """`mtf.random_normal {seed, mean, stddev}`: normal samples."""
+    """`mtf.random_normal {seed, mean, stddev}` or `mtf.random_normal(%seed) {mean, stddev}`:
+    normal samples."""
 
     OPERATION_NAME = "mtf.random_normal"
     ATTRIBUTES = {"seed": "int", "mean": "float", "stddev": "float"}
-    OPTIONAL = frozenset({"mean", "stddev"})
+    OPTIONAL = frozenset({"seed", "mean", "stddev"})
     DEFAULTS = {"mean": 0.0, "stddev": 1.0}
 
     def verify_op(self, mesh):

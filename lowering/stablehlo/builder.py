@@ -129,6 +129,11 @@ def convert(b: Builder, v: Local, elem: str) -> Local:
     return v if v.elem == elem else b.op("convert", [v], v.shape, elem)
 
 
+def bitcast_convert(b: Builder, v: Local, elem: str) -> Local:
+    """The same bits read as `elem` (of the same width)."""
+    return v if v.elem == elem else b.op("bitcast_convert", [v], v.shape, elem)
+
+
 def unary(b: Builder, name: str, v: Local) -> Local:
     return b.op(name, [v], v.shape, v.elem)
 

@@ -51,11 +51,30 @@ def mix32(b: hlo.Builder, x: Local) -> Local:
     return x
 
 
-def random_bits(b: hlo.Builder, index: Local, seed: int, stream: int) -> Local:
-    """`random_bits.random_bits`: mix(mix(index ^ key) + key)."""
-    key = int(rb.stream_key(seed, stream))
-    mixed = mix32(b, hlo.binary(b, "xor", index, _u32(b, key, index)))
-    return mix32(b, hlo.binary(b, "add", mixed, _u32(b, key, index)))
+def random_bits(b: hlo.Builder, index: Local, seed: int | Local, stream: int) -> Local:
+    """`random_bits.random_bits`: mix(mix(index ^ key) + key). `seed`: a number (the op's
+    attribute) or a scalar i32 Local (its operand), whose key is computed on the device."""
+    if isinstance(seed, Local):
+        key = hlo.scalar_to(b, stream_key(b, seed, stream), index.shape)
+    else:
+        key = _u32(b, int(rb.stream_key(seed, stream)), index)
+    mixed = mix32(b, hlo.binary(b, "xor", index, key))
+    return mix32(b, hlo.binary(b, "add", mixed, key))
+
+
+def stream_key(b: hlo.Builder, seed: Local, stream: int) -> Local:
+    """`random_bits.stream_key` of a scalar i32 seed: mix(uint32(seed) ^ salt), then for
+    stream 1 mix(key ^ salt2)."""
+    key = hlo.bitcast_convert(b, seed, U32)
+    key = mix32(b, hlo.binary(b, "xor", key, _u32(b, rb.SEED_SALT, key)))
+    if stream:
+        key = mix32(b, hlo.binary(b, "xor", key, _u32(b, rb.SECOND_STREAM_SALT, key)))
+    return key
+
+
+def _seed(p: FunctionLowering, op) -> int | Local:
+    """The op's seed operand (a Local), or its `seed` attribute."""
+    return p.operands(op)[0] if op.seed_operand() is not None else op.attr("seed")
 
 
 def uniform01(b: hlo.Builder, bits: Local, precision: int, work: str) -> Local:
@@ -107,7 +126,7 @@ def random_uniform(p: FunctionLowering, op) -> Local:
     elem = t.element_type
     work, wtype = _work(elem)
     lo, hi = op.attr("minval"), op.attr("maxval")
-    bits = random_bits(b, linear_index(p, t), op.attr("seed"), 0)
+    bits = random_bits(b, linear_index(p, t), _seed(p, op), 0)
     try:
         scaled = scaled_uniform01(b, bits, rb.PRECISION_BITS[elem], wtype(hi) - wtype(lo), work)
     except ValueError as e:
@@ -123,8 +142,9 @@ def random_normal(p: FunctionLowering, op) -> Local:
     b, t = p.b, op.result_type
     work, wtype = _work(t.element_type)
     index = linear_index(p, t)
-    u1 = uniform01(b, random_bits(b, index, op.attr("seed"), 0), 24, work)
-    u2 = uniform01(b, random_bits(b, index, op.attr("seed"), 1), 24, work)
+    seed = _seed(p, op)
+    u1 = uniform01(b, random_bits(b, index, seed, 0), 24, work)
+    u2 = uniform01(b, random_bits(b, index, seed, 1), 24, work)
     log = hlo.unary(b, "log_plus_one", hlo.unary(b, "negate", u1))
     radius = hlo.unary(b, "sqrt", hlo.binary(b, "multiply", hlo.splat_like(b, -2.0, log), log))
     angle = hlo.unary(b, "cosine", hlo.binary(b, "multiply", hlo.splat_like(b, wtype(2.0 * np.pi), u2), u2))

@@ -43,7 +43,7 @@ from meshir.api.ops.collectives import (
     shard,
 )
 from meshir.api.ops.composites import (
-    cross_entropy, dropout, gelu, layer_norm, log_softmax, mean, softmax,
+    cross_entropy, dropout, fold_in, gelu, layer_norm, log_softmax, mean, softmax,
 )
 from meshir.api.ops.contraction import (
     einsum, reduce_max, reduce_min, reduce_sum,
@@ -93,17 +93,17 @@ __all__ = [
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "current_program", "custom_gradient",
     "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "einsum",
-    "equal", "erf", "exp", "explain", "floor", "fori_loop", "gather", "gelu", "grad", "greater",
-    "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm", "layout_table",
-    "LayoutRules", "less", "less_equal", "log", "log_softmax", "logistic", "maximum", "mean",
-    "Mesh", "MeshIRError", "MeshIRKeyError", "MeshIRTypeError", "MeshIRValueError", "minimum",
-    "mul", "neg", "not_equal", "one_hot", "pad", "parse_module", "pow", "Precision",
-    "process_local", "Program", "propagate", "random_normal", "random_uniform", "reduce_max",
-    "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename", "reshape", "reshard",
-    "rsqrt", "scan", "schedules", "select", "SGD", "shard", "shift", "sigmoid", "sign", "sin",
-    "slice", "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh", "Tensor", "TensorType",
-    "train_step", "TrainStep", "transpose", "value_and_grad", "verify_module", "visualize", "where",
-    "while_loop",
+    "equal", "erf", "exp", "explain", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
+    "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm",
+    "layout_table", "LayoutRules", "less", "less_equal", "log", "log_softmax", "logistic",
+    "maximum", "mean", "Mesh", "MeshIRError", "MeshIRKeyError", "MeshIRTypeError",
+    "MeshIRValueError", "minimum", "mul", "neg", "not_equal", "one_hot", "pad", "parse_module",
+    "pow", "Precision", "process_local", "Program", "propagate", "random_normal", "random_uniform",
+    "reduce_max", "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename",
+    "reshape", "reshard", "rsqrt", "scan", "schedules", "select", "SGD", "shard", "shift",
+    "sigmoid", "sign", "sin", "slice", "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh",
+    "Tensor", "TensorType", "train_step", "TrainStep", "transpose", "value_and_grad",
+    "verify_module", "visualize", "where", "while_loop",
 ]
 
 

@@ -538,6 +538,38 @@ func.func @normal_negative_stddev() {
 
 // -----
 
+func.func @random_without_a_seed() {
+  // expected-error @+1 {{'mtf.random_uniform' op needs a seed: the attribute `seed` or a 0-d i32 operand}}
+  %0 = "mtf.random_uniform"() : () -> !mtf.tensor<n=4, f32>
+  return
+}
+
+// -----
+
+func.func @random_with_two_seeds(%s: !mtf.tensor<i32>) {
+  // expected-error @+1 {{'mtf.random_normal' op has both a seed operand and a `seed` attribute; give one}}
+  %0 = "mtf.random_normal"(%s) {seed = 3} : (!mtf.tensor<i32>) -> !mtf.tensor<n=4, f32>
+  return
+}
+
+// -----
+
+func.func @random_seed_not_a_scalar_i32(%s: !mtf.tensor<n=4, i32>) {
+  // expected-error @+1 {{'mtf.random_uniform' op the seed operand must be a 0-d i32 tensor, got !mtf.tensor<n=4, i32>}}
+  %0 = "mtf.random_uniform"(%s) : (!mtf.tensor<n=4, i32>) -> !mtf.tensor<n=4, f32>
+  return
+}
+
+// -----
+
+func.func @random_seed_of_two_operands(%s: !mtf.tensor<i32>) {
+  // expected-error @+1 {{'mtf.random_uniform' op expects 0 to 1 operands, got 2}}
+  %0 = "mtf.random_uniform"(%s, %s) : (!mtf.tensor<i32>, !mtf.tensor<i32>) -> !mtf.tensor<n=4, f32>
+  return
+}
+
+// -----
+
 // ---- indexing ops ----
 
 func.func @one_hot_of_floats(%a: !mtf.tensor<b=4, f32>) {

@@ -180,6 +180,16 @@ func.func @creation_ops() {
   return
 }
 
+// A seed operand instead of the attribute: a 0-d i32 tensor computed at run time.
+// CHECK-LABEL: func.func @random_seed_operand
+func.func @random_seed_operand(%seed: !mtf.tensor<i32>) {
+  // CHECK: "mtf.random_uniform"(%arg0) {maxval = 2.000000e+00 : f64} : (!mtf.tensor<i32>) -> !mtf.tensor<n=8@x, f32>
+  %0 = "mtf.random_uniform"(%seed) {maxval = 2.0} : (!mtf.tensor<i32>) -> !mtf.tensor<n=8@x, f32>
+  // CHECK: "mtf.random_normal"(%arg0) : (!mtf.tensor<i32>) -> !mtf.tensor<n=8@x, bf16>
+  %1 = "mtf.random_normal"(%seed) : (!mtf.tensor<i32>) -> !mtf.tensor<n=8@x, bf16>
+  return
+}
+
 // CHECK-LABEL: func.func @indexing_ops
 func.func @indexing_ops(%ids: !mtf.tensor<b=8@x, i32>, %table: !mtf.tensor<v=100, d=16@y, f32>) {
   // CHECK: "mtf.one_hot"(%arg0) : (!mtf.tensor<b=8@x, i32>) -> !mtf.tensor<b=8@x, v=10, f32>

@@ -297,6 +297,15 @@ case("random_uniform_bf16", "random_uniform", [],
      lambda m: mi.random_uniform([D, H], seed=3, dtype="bf16"), split=("h", "d"), tol=EXACT)
 case("random_normal", "random_normal", [], lambda m: mi.random_normal([B, D], seed=11, mean=1.0, stddev=2.0),
      split=("d", "b"), tol=NORMAL)
+# A seed operand (a 0-d int32 argument, negative ones too), derived by fold_in, and dropout's.
+_seed = Arg("seed", (), "i32", "int", -2**31, 2**31 - 1)
+case("random_uniform_seed_operand", "random_uniform fold_in", [_seed, Arg("step", (), "i32", "int", 0, 1000)],
+     lambda m, seed, step: (mi.random_uniform([B, D], seed, minval=-1.0), mi.random_uniform([D], mi.fold_in(seed, step)),
+                            mi.fold_in(seed, 3)), split=("b", "d"), tol=EXACT)
+case("random_normal_seed_operand", "random_normal", [_seed], lambda m, seed: mi.random_normal([B, D], seed - 1),
+     split=("d", "b"), tol=NORMAL)
+case("dropout_seed_operand", "dropout", [f32("x", [B, D]), _seed], lambda m, x, seed: mi.dropout(x, 0.3, seed),
+     split=("d", "b"), tol=EXACT)
 
 # Indexing, with ids out of range on both sides.
 case("one_hot", "one_hot", [Arg("ids", (B, S), "i32", "ids", -2, 19)],

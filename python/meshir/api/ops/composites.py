@@ -15,7 +15,10 @@ from meshir.api.ops._builder import located_error
 from meshir.api.programs.tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.
-__all__ = ["cross_entropy", "dropout", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
+__all__ = ["cross_entropy", "dropout", "fold_in", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
+
+#: fold_in's multiplier: 2**32 / golden ratio, odd, as an int32 (its multiples spread evenly).
+FOLD_MULTIPLIER = 0x9E3779B1 - 2**32
 
 
 def _name(x: Tensor, dim, what: str) -> str:
@@ -92,17 +95,45 @@ def gelu(x: Tensor) -> Tensor:
     return x * 0.5 * (E.tanh(inner) + 1.0)
 
 
-def dropout(x: Tensor, rate: float, seed: int) -> Tensor:
+def dropout(x: Tensor, rate: float, seed) -> Tensor:
     """Zero each element with probability `rate`, scale the rest by 1/(1-rate).
 
     The mask is a function of (seed, global index), so every layout drops the same elements.
+    `seed`: an int (the same mask on every call) or a 0-d int32 Tensor (a new mask for each
+    value: a training step's seed, `mi.fold_in(seed, layer)` for each layer).
     """
     _float(x, "dropout")
     given, rate = rate, checks.real(rate, "dropout rate")
-    seed = checks.integer(seed, "the seed of mi.dropout")
+    creation.seed_operands(seed, "mi.dropout")  # checked before the rate shortcut below
     if not 0.0 <= rate < 1.0:
         raise located_error(f"dropout rate must be in [0, 1), got {given!r}", MeshIRValueError)
     if rate == 0.0:
         return x
     keep = creation.random_uniform(x.dims, seed, dtype=x.dtype, program=x.program) >= rate
     return E.select(keep, x * (1.0 / (1.0 - rate)), 0.0)
+
+
+def fold_in(seed, data) -> Tensor:
+    """A new seed from `seed` and an integer `data` (a step, a layer or microbatch index), as
+    jax.random.fold_in: seed * 0x9E3779B1 + data in int32, wrapping. Distinct data under one
+    seed give distinct seeds, and the random ops hash each seed, so their draws are unrelated.
+    Both may be ints or 0-d int32 Tensors (at least one a Tensor); the result is a Tensor."""
+    for value, what in ((seed, "seed"), (data, "data")):
+        if isinstance(value, Tensor):
+            if value.dims or value.dtype != "i32":
+                raise located_error(f"the {what} of mi.fold_in must be an int or a 0-d int32 Tensor, got a Tensor "
+                                    f"of type {value.type}", MeshIRTypeError)
+        else:
+            checks.integer(value, f"the {what} of mi.fold_in")
+    tensors = [v for v in (seed, data) if isinstance(v, Tensor)]
+    if not tensors:
+        raise located_error("mi.fold_in needs a Tensor seed or data (with two ints, compute the seed in Python)",
+                            MeshIRTypeError)
+
+    def as_tensor(v):
+        if isinstance(v, Tensor):
+            return v
+        wrapped = (int(v) + 2**31) % 2**32 - 2**31  # the int's int32 bits, as the seed attribute uses them
+        return creation.constant(wrapped, [], dtype="i32", program=tensors[0].program)
+
+    return as_tensor(seed) * FOLD_MULTIPLIER + as_tensor(data)

@@ -11,6 +11,7 @@ from meshir.dialect.ops import ConstantOp, IotaOp, RandomNormalOp, RandomUniform
 from meshir.api import _checks as checks
 from meshir.api.ops._builder import build, builds, located_error, result_type
 from meshir.api.programs.dims import as_dims
+from meshir.api.programs.tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.
 __all__ = ["constant", "iota", "random_normal", "random_uniform"]
@@ -77,23 +78,34 @@ def iota(dims, dim: str, dtype: str = "i32", program=None):
 
 
 @builds(RandomUniformOp)
-def random_uniform(dims, seed: int, minval: float = 0.0, maxval: float = 1.0, dtype: str = "f32", program=None):
+def random_uniform(dims, seed, minval: float = 0.0, maxval: float = 1.0, dtype: str = "f32", program=None):
     """Uniform samples in [minval, maxval): a function of (seed, global index), so every
-    layout gives the same numbers."""
+    layout gives the same numbers. `seed`: an int (fixed in the program) or a 0-d int32
+    Tensor (new values for each value it takes: an argument, or `mi.fold_in(seed, step)`)."""
     t = _type(dims, dtype, "mtf.random_uniform")
-    return build(RandomUniformOp, t, [], {"seed": _seed(seed, "mi.random_uniform"),
-                                          "minval": checks.real(minval, "minval of mi.random_uniform"),
-                                          "maxval": checks.real(maxval, "maxval of mi.random_uniform")}, program)
+    operands, attrs = seed_operands(seed, "mi.random_uniform")
+    return build(RandomUniformOp, t, operands, {**attrs, "minval": checks.real(minval, "minval of mi.random_uniform"),
+                                                "maxval": checks.real(maxval, "maxval of mi.random_uniform")}, program)
 
 
 @builds(RandomNormalOp)
-def random_normal(dims, seed: int, mean: float = 0.0, stddev: float = 1.0, dtype: str = "f32", program=None):
-    """Normal samples: a function of (seed, global index), the same under every layout."""
+def random_normal(dims, seed, mean: float = 0.0, stddev: float = 1.0, dtype: str = "f32", program=None):
+    """Normal samples: a function of (seed, global index), the same under every layout;
+    `seed` as for random_uniform."""
     t = _type(dims, dtype, "mtf.random_normal")
-    return build(RandomNormalOp, t, [], {"seed": _seed(seed, "mi.random_normal"),
-                                         "mean": checks.real(mean, "mean of mi.random_normal"),
-                                         "stddev": checks.real(stddev, "stddev of mi.random_normal")}, program)
+    operands, attrs = seed_operands(seed, "mi.random_normal")
+    return build(RandomNormalOp, t, operands, {**attrs, "mean": checks.real(mean, "mean of mi.random_normal"),
+                                               "stddev": checks.real(stddev, "stddev of mi.random_normal")}, program)
 
 
-def _seed(seed, what: str) -> int:
-    return checks.integer(seed, f"the seed of {what}")
+def seed_operands(seed, what: str) -> tuple[list, dict]:
+    """A seed as the op's operand (a 0-d int32 Tensor) or its `seed` attribute (an int)."""
+    if isinstance(seed, Tensor):
+        if seed.dims or seed.dtype != "i32":
+            raise located_error(f"the seed of {what} must be an int or a 0-d int32 Tensor, got a Tensor of type "
+                                f"{seed.type}", MeshIRTypeError)
+        return [seed], {}
+    if isinstance(seed, (float, np.floating, str, bytes)) or seed is None:
+        raise located_error(f"the seed of {what} must be an int or a 0-d int32 Tensor, got "
+                            f"{checks.describe(seed)}", MeshIRTypeError)
+    return [], {"seed": checks.integer(seed, f"the seed of {what}")}

@@ -68,10 +68,12 @@ def resized(module, dim: str, k: int):
     return copy
 
 
-def accumulate(gradient, program, args: dict, dim: str, k: int) -> list:
+def accumulate(gradient, program, args: dict, dim: str, k: int, seeds: tuple[str, ...] = ()) -> list:
     """The loss and gradients of `gradient` (the resized value-and-grad program) summed over
-    the k microbatches of `args` (Tensors of `program`, by argument name)."""
-    from meshir.api.ops.creation import constant
+    the k microbatches of `args` (Tensors of `program`, by argument name). Each of `seeds`
+    (seed arguments) is folded with the microbatch's index, so slices draw different values."""
+    from meshir.api.ops.composites import fold_in
+    from meshir.api.ops.creation import constant, iota
 
     micro = f"{dim}_microbatch"
     sliced = [n for n, t in args.items() if t.type.has(dim)]
@@ -81,12 +83,16 @@ def accumulate(gradient, program, args: dict, dim: str, k: int) -> list:
         for d in args[n].dims:
             dims += [Dim(micro, k), Dim(dim, d.size // k)] if d.name == dim else [d]
         xs.append(reshape(args[n], dims))
+    if seeds:
+        xs.append(iota([Dim(micro, k)], micro, "i32"))
     outputs = signature(entry_function(gradient.module)).result_types
     zeros = tuple(constant(0.0, [Dim(d.name, d.size) for d in t.dims], dtype=t.element_type) for t in outputs)
 
     def body(carry, x):
         call_args = dict(args)
         call_args.update(zip(sliced, x))
+        for n in seeds:
+            call_args[n] = fold_in(args[n], x[-1])
         out = program.call(gradient, **call_args)
         return tuple(a + o for a, o in zip(carry, out)), None
 

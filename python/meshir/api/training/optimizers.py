@@ -47,11 +47,6 @@ def _rate(opt, field: str, optional: bool = False) -> None:
     object.__setattr__(opt, field, check_rate(getattr(opt, field), f"{type(opt).__name__} {field}", optional))
 
 
-def _count(t: Tensor) -> Tensor:
-    """Updates already applied before step t: what a schedule is evaluated at."""
-    return t - 1.0
-
-
 def _rms(x: Tensor) -> Tensor:
     return E.sqrt(C.reduce_sum(x * x) * (1.0 / x.type.num_elements))
 
@@ -74,7 +69,7 @@ class SGD:
         return {"velocity": list(param_dims)} if self.momentum else {}
 
     def learning_rate_at(self, t: Tensor):
-        return value_at(self.learning_rate, _count(t))
+        return value_at(self.learning_rate, t)
 
     def update(self, param: Tensor, grad: Tensor, state: dict[str, Tensor], t: Tensor):
         lr = self.learning_rate_at(t)
@@ -138,7 +133,7 @@ class Adam:
         return {"m": list(param_dims), "v": list(param_dims)}
 
     def learning_rate_at(self, t: Tensor):
-        return value_at(self.learning_rate, _count(t))
+        return value_at(self.learning_rate, t)
 
     def update(self, param: Tensor, grad: Tensor, state: dict[str, Tensor], t: Tensor):
         m = state["m"] * self.beta1 + grad * (1.0 - self.beta1)
@@ -147,7 +142,7 @@ class Adam:
         v_hat = v / (1.0 - E.pow(_scalar(self.beta2, t), t))
         step = m_hat / (E.sqrt(v_hat) + self.epsilon)
         if self.weight_decay:
-            step = step + param * value_at(self.weight_decay, _count(t))
+            step = step + param * value_at(self.weight_decay, t)
         return param - step * self.learning_rate_at(t), {"m": m, "v": v}
 
 
@@ -223,7 +218,7 @@ class Adafactor:
         """The given rate, or the relative step min(1e-2, 1/sqrt(t)) (before the parameter scale)."""
         if self.learning_rate is None:
             return E.minimum(E.rsqrt(t), 1e-2)
-        rate = value_at(self.learning_rate, _count(t))
+        rate = value_at(self.learning_rate, t)
         return rate if isinstance(rate, Tensor) else _scalar(rate, t)
 
 

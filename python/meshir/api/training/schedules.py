@@ -240,10 +240,10 @@ def warmup_cosine_decay(peak: float, warmup_steps: int, decay_steps: int, init: 
                  (warmup_steps,))
 
 
-def value_at(rate, count):
-    """A hyperparameter that may be a schedule, at `count` (a scalar Tensor): a schedule's
-    Tensor, or the number itself."""
-    return _call(rate, count) if callable(rate) else rate
+def value_at(rate, t):
+    """A hyperparameter that may be a schedule, at step `t` (a scalar f32 Tensor, 1-based): a
+    schedule's Tensor at the count t - 1, or the number itself."""
+    return _call(rate, t - 1.0) if callable(rate) else rate
 
 
 def check_rate(value, what: str, optional: bool = False):

@@ -8,7 +8,9 @@
 Arguments: the loss program's arguments, then the optimizer state of each parameter
 (`<param>__<slot>`, e.g. `w1__m`), then `step` (f32, 1-based). Results: `loss`, then each
 parameter and state slot under its argument name, so results feed the next step directly,
-then the `metrics` asked for (`grad_norm`, `learning_rate`) under their names.
+then the `metrics` asked for (`grad_norm`, `learning_rate`) under their names. A 0-d int32
+argument of the loss that seeds its random ops stays an argument, the run's base seed, and
+the loss sees `fold_in(seed, step - 1)`: new values every step (_seeds.py).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from meshir.api.ops.elementwise import cast, select, sqrt
 from meshir.api.programs.tensor import Tensor
 from meshir.api.training.grad import value_and_grad
 from meshir.api.training._microbatch import accumulate, check_microbatches, resized
+from meshir.api.training._seeds import seed_arguments, step_seed
 from meshir.api.training.optimizers import check_optimizer
 from meshir.api.programs.program import Program
 from meshir.api.training._update_sharding import check_shard_update, finish_step, gather_at_uses, marked
@@ -95,6 +98,7 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             raise located_error(f"train_step: '{p}' is not an argument of @{sig.function} ({', '.join(sig.arg_names)})",
                                 MeshIRValueError)
     micro = check_microbatches(microbatches, sig, params) if microbatches is not None else None
+    seeds = seed_arguments(fn)
     optimizers = optimizer.for_parameters(list(params)) if hasattr(optimizer, "for_parameters") else {}
     optimizers = {p: optimizers.get(p, optimizer) for p in params}
     policy = policy or policies.program_default(module)
@@ -128,13 +132,15 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
             return marked(t, p, which) if sharding else t
 
         inputs, current = dict(args), {}
+        for n in seeds:  # the argument is the run's base seed; the loss gets this step's
+            inputs[n] = step_seed(args[n], step)
         for p in params:
             if shard_params:
                 inputs[p] = current[p] = mark(args[p], p, "stored")
             else:
                 current[p] = mark(args[p], p, "update")
             states[p] = {k: mark(v, p, "stored") for k, v in states[p].items()}
-        outputs = accumulate(gradient, prog, inputs, *micro) if micro else prog.call(gradient, **inputs)
+        outputs = accumulate(gradient, prog, inputs, *micro, seeds=seeds) if micro else prog.call(gradient, **inputs)
         prog.result(outputs[0], name="loss")
         grads = {}
         for p, g in zip(params, outputs[1:]):
