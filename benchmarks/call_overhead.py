@@ -15,7 +15,10 @@ result fed back as the next call's argument. Per call it times (interleaved, med
   program`: the `+ numpy` program run so, its NumPy array put on the devices untimed);
 - `jax.jit`: the same function in JAX under jax.jit with the same shardings and donation,
   called on its own results (jax's C++ dispatch);
-- `jax compiled floor`: jax's PJRT execution of its own executable the same direct way.
+- `jax compiled floor`: jax's PJRT execution of its own executable the same direct way;
+- `meshir, tuple results`: `exe(**state)` of a second executable of the program whose
+  results come back as a plain tuple, as before issue 32 made them a named tuple: the
+  named tuple's cost is `meshir - meshir, tuple results`.
 
 The overhead of a call is `meshir - pjrt` (target: 50 us + 1 us per argument) and, for
 jax, `jax.jit - jax compiled floor`: the median of the per-round differences (each round
@@ -74,6 +77,9 @@ def measure(count: int, reps: int) -> dict:
 
     prog, layout = build(count, with_batch=False)
     exe = mi.compile(prog, layout=layout, donate=True)
+    exe_tuple = mi.compile(prog, layout=layout, donate=True)
+    assert exe_tuple.signature is not exe.signature
+    object.__setattr__(exe_tuple.signature, "results", lambda values: values[0] if len(values) == 1 else tuple(values))
     prog_b, _ = build(count, with_batch=True)
     exe_b = mi.compile(prog_b, layout=layout, donate=True)
     names = [f"w{i}" for i in range(count)]
@@ -81,6 +87,7 @@ def measure(count: int, reps: int) -> dict:
     init = {n: rng.standard_normal((ROWS, COLS)).astype(np.float32) for n in names}
     sharding = exe.in_shardings[0]
     state = {"meshir": {n: jax.device_put(v, sharding) for n, v in init.items()},
+             "meshir, tuple results": {n: jax.device_put(v, sharding) for n, v in init.items()},
              "meshir + numpy": {n: jax.device_put(v, sharding) for n, v in init.items()},
              "pjrt": [jax.device_put(init[n], sharding) for n in names]}
 
@@ -97,6 +104,12 @@ def measure(count: int, reps: int) -> dict:
     def meshir():
         out, elapsed = harness.timed(lambda: exe(**state["meshir"]))
         state["meshir"] = dict(zip(names, out if count > 1 else (out,)))
+        return elapsed
+
+    def meshir_tuple():
+        out, elapsed = harness.timed(lambda: exe_tuple(**state["meshir, tuple results"]))
+        assert type(out) is tuple or count == 1
+        state["meshir, tuple results"] = dict(zip(names, out if count > 1 else (out,)))
         return elapsed
 
     def meshir_numpy():
@@ -126,7 +139,7 @@ def measure(count: int, reps: int) -> dict:
             lambda: jp.execute(j_loaded, state["jax compiled floor"], j_handlers))
         return elapsed
 
-    calls = {"meshir": meshir, "meshir + numpy": meshir_numpy, "pjrt": pjrt, "pjrt, batch program": pjrt_batch,
+    calls = {"meshir": meshir, "meshir, tuple results": meshir_tuple, "meshir + numpy": meshir_numpy, "pjrt": pjrt, "pjrt, batch program": pjrt_batch,
              "jax.jit": jax_jit, "jax compiled floor": jax_floor}
     order, shuffle = list(calls), random.Random(count).shuffle
 
@@ -154,6 +167,7 @@ def measure(count: int, reps: int) -> dict:
         "jax_overhead_us": _paired(times["jax.jit"], times["jax compiled floor"])["median"],
         "jax_overhead_quartiles_us": _paired(times["jax.jit"], times["jax compiled floor"])["quartiles"],
         "before_pjrt_us": before_pjrt,
+        "named_tuple_us": _paired(times["meshir"], times["meshir, tuple results"])["median"],
         "target_us": target_us(count), "meets_target": overhead["median"] <= target_us(count),
         "check": float(np.asarray(state["meshir"][names[0]])[0, 0]) == float(
             np.asarray(state["jax.jit"][0])[0, 0]),
@@ -187,11 +201,13 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "`+ numpy`: one more argument, a fresh NumPy array each call, against PJRT running that program with the "
         "array already on the devices. Only the call is timed (until its results are ready), not the loop around it. "
         "*Before PJRT*: the best time of MeshIR's Python work in front of jax's C++ dispatch (binding, the "
-        "deleted-array and donation checks; no execution), the steady part of the overhead.",
+        "deleted-array and donation checks; no execution), the steady part of the overhead. *Named tuple*: "
+        "MeshIR's call − the same call of an executable returning a plain tuple (the results before issue 32), "
+        "median of per-round differences.",
         "",
         "| args | MeshIR | MeshIR + numpy | PJRT | jax.jit | jax floor | MeshIR overhead | target | "
-        "overhead + numpy | jax.jit overhead | MeshIR before PJRT (+ numpy) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "overhead + numpy | jax.jit overhead | MeshIR before PJRT (+ numpy) | named tuple |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         m = r["median_us"]
@@ -200,7 +216,7 @@ def markdown(meta: dict, records: list[dict]) -> str:
             f"{m['jax.jit']:.0f} | {m['jax compiled floor']:.0f} | **{r['overhead_us']:.0f}** | "
             f"{r['target_us']:.0f} {'met' if r['meets_target'] else 'MISSED'} | {r['overhead_with_numpy_us']:.0f} | "
             f"{r['jax_overhead_us']:.0f} | {r['before_pjrt_us']['arrays']:.0f} "
-            f"({r['before_pjrt_us']['arrays + numpy']:.0f}) |")
+            f"({r['before_pjrt_us']['arrays + numpy']:.0f}) | {r['named_tuple_us']:.0f} |")
     lines += ["", "Quartiles of the per-round differences (µs):", ""]
     for r in records:
         mq, jq = r["overhead_quartiles_us"], r["jax_overhead_quartiles_us"]
@@ -226,7 +242,8 @@ def main(argv=None) -> int:
         records.append(record)
         print(f"{count} arguments: overhead {record['overhead_us']:.0f} us (target {record['target_us']:.0f}; "
               f"before PJRT {record['before_pjrt_us']['arrays']:.0f} us), "
-              f"with numpy {record['overhead_with_numpy_us']:.0f} us, jax.jit {record['jax_overhead_us']:.0f} us")
+              f"with numpy {record['overhead_with_numpy_us']:.0f} us, jax.jit {record['jax_overhead_us']:.0f} us, "
+              f"named tuple {record['named_tuple_us']:.0f} us")
         jax.clear_caches()
     meta = harness.machine()
     harness.write_report(out, "call_overhead", {"meta": meta, "records": records}, markdown(meta, records))

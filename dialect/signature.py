@@ -5,6 +5,8 @@ attribute `mtf.name`; unnamed ones are called `arg0`, `arg1`, ... and `result0`,
 """
 from __future__ import annotations
 
+import collections
+import functools
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
@@ -24,6 +26,28 @@ class FunctionSignature:
     arg_types: tuple[TensorType, ...]
     result_names: tuple[str, ...]
     result_types: tuple[TensorType, ...]
+
+    def results(self, values):
+        """Several results as a named tuple (`out.loss`, `out[0]`, `out._asdict()`), one as
+        itself: what a call of the function returns."""
+        return values[0] if len(values) == 1 else named_tuple(f"{self.function}_results", self.result_names)(*values)
+
+    def by_argument_name(self, values) -> tuple:
+        """One value per argument as a named tuple (`exe.in_shardings.w`)."""
+        return named_tuple(f"{self.function}_arguments", self.arg_names)(*values)
+
+    def by_result_name(self, values) -> tuple:
+        """One value per result as a named tuple (`exe.out_shardings.loss`)."""
+        return named_tuple(f"{self.function}_results", self.result_names)(*values)
+
+
+@functools.cache
+def named_tuple(type_name: str, fields: tuple[str, ...]):
+    """A namedtuple class for these field names, one per (name, fields): jax's pytrees treat
+    its instances as tuples, and the C++ call path rebuilds them. Names that are not Python
+    identifiers (or start with `_`) become `_<position>`, as namedtuple's `rename` makes them."""
+    clean = type_name if type_name.isidentifier() else "results"
+    return collections.namedtuple(clean, fields, rename=True)
 
 
 def functions(module) -> list:

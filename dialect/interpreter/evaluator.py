@@ -41,14 +41,13 @@ def interpret(module, *args, function: str | None = None, **kwargs):
 
     `module` is a builtin.module op, an ir.Module, or any object with a `.module` of those
     (a Program). The module is verified first. Returns one array for a single result, else a
-    tuple of arrays.
+    named tuple of arrays (by result name; positional use as a tuple).
     """
     module = getattr(module, "module", module)
     check_module(module)
     fn = entry_function(module, function)
     sig = signature(fn)
-    results = run_function(fn, bind_arguments(sig, args, kwargs))
-    return results[0] if len(results) == 1 else tuple(results)
+    return sig.results(run_function(fn, bind_arguments(sig, args, kwargs)))
 
 
 def _run(fn, arrays: list[np.ndarray]) -> list[np.ndarray]:

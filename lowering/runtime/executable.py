@@ -58,8 +58,8 @@ class Executable:
         # 0.10.2 to 0.12), so the fast path leaves those checks to it; elsewhere they stay.
         self._pjrt_refuses_bad_buffers = len(self.devices) == 1 and self.devices[0].platform == "cpu"
         shardings = SharedShardings(self.jax_mesh)
-        self.in_shardings = tuple(map(shardings.of, signature.arg_types))
-        self.out_shardings = tuple(map(shardings.of, signature.result_types))
+        self.in_shardings = signature.by_argument_name(map(shardings.of, signature.arg_types))
+        self.out_shardings = signature.by_result_name(map(shardings.of, signature.result_types))
         aliases = donation_aliases(signature, donate)
         self.donated = {signature.arg_names[a]: signature.result_names[r] for a, r in aliases.items()}
         self._donated_indices = sorted(aliases)
@@ -80,7 +80,8 @@ class Executable:
         """Run on arguments by position or name (NumPy, Python numbers/lists, jax.Arrays,
         `mi.process_local` parts).
 
-        Returns a jax.Array with the result's NamedSharding, or a tuple for several results.
+        Returns a jax.Array with the result's NamedSharding, or a named tuple of them for
+        several results (`out.loss`; positional use unchanged).
         The contract (fast path, checked path, donation) is docs/runtime.md's.
         """
         values = self._fast.bind(args, kwargs)
@@ -109,8 +110,7 @@ class Executable:
         placed = self._placed(values)
         if not counted:
             progress.called(self.signature.function)
-        results = jp.execute(self._loaded, placed, self._result_handlers)
-        return results[0] if len(results) == 1 else tuple(results)
+        return self.signature.results(jp.execute(self._loaded, placed, self._result_handlers))
 
     def _cache_miss(self, *values):
         """jax's C++ dispatch calling back for a signature it has no entry for: run in Python,
@@ -127,6 +127,15 @@ class Executable:
         if self._donated_indices and len(set(map(id, placed))) < len(placed):
             check_donated_buffers(self.signature, placed, self._donated_indices)
         return placed
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        return self.signature.arg_names
+
+    @property
+    def result_names(self) -> tuple[str, ...]:
+        """The names of what a call returns (the fields of its named tuple)."""
+        return self.signature.result_names
 
     def stablehlo_text(self) -> str:
         """The StableHLO module this executable runs, entry renamed `@main`. (For a one-device

@@ -48,6 +48,15 @@ class TrainStep:
     def module(self):
         return self.program.module
 
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        return self.program.argument_names
+
+    @property
+    def result_names(self) -> tuple[str, ...]:
+        """`loss`, the parameters and state, then the metrics: what a call returns, by name."""
+        return self.program.result_names
+
     def state_shapes(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
         """Name -> (global shape, dtype) of every optimizer state argument."""
         sig = signature(entry_function(self.module))
