@@ -96,6 +96,11 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
     g.add_argument("--decay-steps", type=int, default=defaults["decay_steps"], metavar="N",
                    help=f"then lower it linearly to {model.DECAY_TO:g} of --lr at step N; 0: no decay "
                         f"(default: %(default)s)")
+    g.add_argument("--dropout", type=float, default=defaults["dropout"], metavar="RATE",
+                   help="residual dropout after attention and the feed-forward, a new mask every step (drawn "
+                        "from --seed and the step: the same under every layout); 0: none (default: %(default)s)")
+    g.add_argument("--clip-norm", type=float, default=defaults["clip_norm"], metavar="C",
+                   help="clip the gradients to global norm C; 0: none (default: %(default)s)")
     g.add_argument("--optimizer", choices=model.OPTIMIZERS, default=defaults["optimizer"],
                    help="adam, adafactor (factored second moments) or sgd (momentum 0.9) (default: %(default)s)")
     g.add_argument("--seed", type=int, default=defaults["seed"],
@@ -154,7 +159,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def config_of(args) -> model.Config:
     cfg = model.Config(layers=args.layers, d_model=args.d_model, heads=args.heads, d_ff=args.d_ff,
                        length=args.length, batch=args.batch, vocab=data.VOCAB_SIZE, optimizer=args.optimizer,
-                       lr=args.lr, warmup=args.warmup, decay_steps=args.decay_steps, seed=args.seed)
+                       lr=args.lr, warmup=args.warmup, decay_steps=args.decay_steps, seed=args.seed,
+                       dropout=args.dropout, clip_norm=args.clip_norm)
     try:
         cfg.check()
     except ValueError as e:
@@ -203,9 +209,13 @@ def layout_of(cfg: model.Config, layout: str, precision: str = "f32") -> tuple[m
     return model.layout(layout)
 
 
+#: What the training step reports besides the loss (shown in the progress line).
+METRICS = ("grad_norm", "learning_rate")
+
+
 @functools.lru_cache(maxsize=None)
 def train_program(cfg: model.Config, layout: str, precision: str = "f32") -> mi.TrainStep:
-    return model.train_step(cfg, layout_mesh(layout), precision=precision)
+    return model.train_step(cfg, layout_mesh(layout), precision=precision, metrics=METRICS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -310,7 +320,9 @@ def run(argv=None, out=None) -> dict:
         f"vocab {cfg.vocab} (tied input/output embedding), length {cfg.length}; {n_params:,} parameters")
     schedule = (f", warm-up {cfg.warmup} steps" if cfg.warmup else "") + (
         f", decaying to {model.DECAY_TO:g} of it at step {cfg.decay_steps}" if cfg.decay_steps else "")
-    say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}{schedule}, "
+    regularized = (f", dropout {cfg.dropout:g}" if cfg.dropout else "") + (
+        f", gradients clipped to norm {cfg.clip_norm:g}" if cfg.clip_norm else "")
+    say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}{schedule}{regularized}, "
         f"seed {cfg.seed}, {args.steps} steps")
     say(f"layout {args.layout}: {model.format_rules(rules)} on the {model.format_mesh(mesh)}")
     if args.precision != "f32":
@@ -364,7 +376,7 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
     if args.eval_every and current.step == 0:
         current = checkpoint.State(0, current.params, current.opt_state, [],
                                    [(0, validation_loss(exe_forward, current.params, corpus, cfg))])
-    names = step_prog.program.result_names
+    seed = {"seed": np.int32(cfg.seed)} if "seed" in exe.argument_names else {}  # the base seed of dropout
     bar = progress.ProgressBar(args.steps, start=state.step, enabled=not args.no_progress)
     tokens_per_step = cfg.batch * cfg.length
     recent = collections.deque(maxlen=20)
@@ -373,8 +385,8 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
         for t in range(state.step + 1, args.steps + 1):
             tokens, targets = data.train_batch(corpus, cfg.seed, t, cfg.batch, cfg.length)
             began = time.perf_counter()
-            results = dict(zip(names, exe(**feed(exe, {"tokens": tokens, "targets": targets}), **current.params,
-                                          **current.opt_state, step=np.float32(t))))
+            results = exe(**feed(exe, {"tokens": tokens, "targets": targets}), **current.params,
+                          **current.opt_state, **seed, step=np.float32(t))._asdict()
             loss = float(results["loss"])  # waits for the step
             elapsed = time.perf_counter() - began
             if t > state.step + 1:  # the first step of a process warms up; it is not timed
@@ -391,7 +403,8 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
             if t % args.checkpoint_every == 0 or t == args.steps:
                 save(current)
             bar.update(t, loss, current.val_loss[-1][1] if current.val_loss else None,
-                       tokens_per_step * len(recent) / sum(recent))
+                       tokens_per_step * len(recent) / sum(recent), learning_rate=float(results["learning_rate"]),
+                       grad_norm=float(results["grad_norm"]))
     except KeyboardInterrupt:
         bar.close()
         donated = any(getattr(v, "is_deleted", lambda: False)() for v in current.params.values())

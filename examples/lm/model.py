@@ -43,6 +43,8 @@ class Config:
     warmup: int = 0       # steps of linear learning-rate warm-up from 0 (0: none)
     decay_steps: int = 0  # the step at which the rate has decayed linearly to DECAY_TO of it (0: constant)
     seed: int = 0
+    dropout: float = 0.0    # residual dropout after attention and the feed-forward (a new mask every step)
+    clip_norm: float = 0.0  # clip the gradients' global norm to this (0: no clipping)
     #: The size of each head's queries, keys and values when it is not d_model / heads (wo
     #: maps heads x d_k back to d_model); None: d_model / heads.
     key_size: int | None = None
@@ -65,14 +67,20 @@ class Config:
                 raise ValueError(f"--{field.replace('_', '-')} must not be negative, got {getattr(self, field)}")
         if self.decay_steps and self.decay_steps <= self.warmup:
             raise ValueError(f"--decay-steps {self.decay_steps} must be after the --warmup {self.warmup} steps")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"--dropout must be in [0, 1), got {self.dropout}")
+        if self.clip_norm < 0:
+            raise ValueError(f"--clip-norm must not be negative (0: none), got {self.clip_norm}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer '{self.optimizer}' (expected one of {', '.join(OPTIMIZERS)})")
 
     def to_dict(self) -> dict:
-        """The fields; `key_size` only when set (configs without it read as before)."""
+        """The fields; `key_size`, `dropout` and `clip_norm` only when set (configs without
+        them read as before)."""
         out = dataclasses.asdict(self)
-        if out["key_size"] is None:
-            del out["key_size"]
+        for field, unset in (("key_size", None), ("dropout", 0.0), ("clip_norm", 0.0)):
+            if out[field] == unset:
+                del out[field]
         return out
 
 
@@ -122,44 +130,29 @@ OPTIMIZERS = ("adam", "adafactor", "sgd")
 DECAY_TO = 0.1  # the final fraction of the learning rate under `decay_steps`
 
 
+def schedule(cfg: Config):
+    """The learning rate: `lr`, or a mi.schedules schedule — a linear warm-up from 0 over
+    `warmup` steps, then a linear decay to DECAY_TO of `lr` at step `decay_steps` — evaluated
+    in the step at the count of updates already applied (optax's convention: the first step
+    of a warm-up has rate 0)."""
+    S, lr = mi.schedules, cfg.lr
+    decay = cfg.decay_steps - cfg.warmup
+    if cfg.warmup and cfg.decay_steps:
+        return S.join([S.linear_warmup(lr, cfg.warmup), S.linear(lr, lr * DECAY_TO, decay)], [cfg.warmup])
+    if cfg.warmup:
+        return S.linear_warmup(lr, cfg.warmup)
+    if cfg.decay_steps:
+        return S.linear(lr, lr * DECAY_TO, cfg.decay_steps)
+    return lr
+
+
 def optimizer(cfg: Config):
+    lr = schedule(cfg)
     if cfg.optimizer == "adam":
-        inner = mi.Adam(cfg.lr)
-    elif cfg.optimizer == "adafactor":  # factored second moments for matrices of >= 64 rows
-        inner = mi.Adafactor(learning_rate=cfg.lr, min_dim_size_to_factor=64)
-    else:
-        inner = mi.SGD(cfg.lr, momentum=0.9)
-    return Scheduled(inner, cfg.warmup, cfg.decay_steps) if (cfg.warmup or cfg.decay_steps) else inner
-
-
-def lr_factor(t, warmup: int, decay_steps: int):
-    """The learning-rate multiplier at step t (1, 2, ...; a number or an f32 scalar Tensor):
-    t / warmup during the warm-up, then a linear decay from 1 at step `warmup` to DECAY_TO
-    at step `decay_steps`, constant after it."""
-    lo, hi = (min, max) if isinstance(t, (int, float)) else (mi.minimum, mi.maximum)
-    factor = lo(t * (1.0 / warmup), 1.0) if warmup else 1.0
-    if decay_steps:
-        done = lo(hi((t - warmup) * (1.0 / (decay_steps - warmup)), 0.0), 1.0)
-        factor = factor * (1.0 - (1.0 - DECAY_TO) * done)
-    return factor
-
-
-@dataclass(frozen=True)
-class Scheduled:
-    """`inner` with its learning rate times lr_factor(t): its update (new - old parameter) is
-    scaled, which scales the rate of SGD, Adam(W) and Adafactor alike. The factor is computed
-    from the training step's `step` argument, so one compiled step serves the whole schedule."""
-
-    inner: object
-    warmup: int
-    decay_steps: int
-
-    def state_dims(self, param_dims):
-        return self.inner.state_dims(param_dims)
-
-    def update(self, param, grad, state, t):
-        new, new_state = self.inner.update(param, grad, state, t)
-        return param + (new - param) * lr_factor(t, self.warmup, self.decay_steps), new_state
+        return mi.Adam(lr)
+    if cfg.optimizer == "adafactor":  # factored second moments for matrices of >= 64 rows
+        return mi.Adafactor(learning_rate=lr, min_dim_size_to_factor=64)
+    return mi.SGD(lr, momentum=0.9)
 
 
 # ------------------------------------------------------------------------------------------
@@ -287,21 +280,25 @@ def ffn(x, p, i, d: Dims, seq_parallel: str | None = None):
         + p[f"l{i}_b2"]
 
 
-def layer(x, p, i, d: Dims, seq_parallel: str | None = None):
+def layer(x, p, i, d: Dims, seq_parallel: str | None = None, drop=None):
     """One pre-norm Transformer layer; `p` holds (at least) layer i's parameters.
     `seq_parallel`: see logits_of (x arrives with `length` split over that axis; each layer
-    norm's output is gathered whole before the matmuls)."""
+    norm's output is gathered whole before the matmuls). `drop`: (rate, seed) of residual
+    dropout on the attention and feed-forward outputs, `seed` this layer's (a 0-d i32 Tensor)."""
 
     def norm(h, n):  # on the split sequence; its output gathered whole (a reshard: the carry stays split)
         out = mi.layer_norm(h, "d_model", p[f"l{i}_{n}_scale"], p[f"l{i}_{n}_bias"])
         return out if seq_parallel is None else mi.reshard(out, {"length": ()})
 
-    x = x + attention(norm(x, "ln1"), p, i, d, seq_parallel)
-    return x + ffn(norm(x, "ln2"), p, i, d, seq_parallel)
+    def dropped(h, k):
+        return h if drop is None else mi.dropout(h, drop[0], mi.fold_in(drop[1], k))
+
+    x = x + dropped(attention(norm(x, "ln1"), p, i, d, seq_parallel), 0)
+    return x + dropped(ffn(norm(x, "ln2"), p, i, d, seq_parallel), 1)
 
 
 def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: bool = False,
-              seq_parallel: str | None = None):
+              seq_parallel: str | None = None, seed=None):
     """[batch, length, vocab] logits of the next character at every position. `remat`: each
     layer under mi.remat (recomputed in the backward pass instead of saved). `stacked`: the
     layers as one mi.scan over the stacked parameters' `layers` dim (the program, and its
@@ -316,8 +313,15 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
     constraints (mi.shard): `length` on the carry, and inside a layer the sequence dim whole
     with heads or d_ff on the axis (see _pinned); each layer norm's output is gathered and
     each output projection reduce-scattered with mi.reshard, whose layout does not flow
-    back (the carry, and the activations a scan saves for its backward pass, stay split)."""
+    back (the carry, and the activations a scan saves for its backward pass, stay split).
+
+    `seed`: a 0-d i32 Tensor turns on residual dropout at rate `cfg.dropout`, layer i's masks
+    drawn from fold_in(seed, i) (in a scan, i from an iota over `layers`)."""
     x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
+
+    def drop(i):
+        return None if seed is None else (cfg.dropout, mi.fold_in(seed, i))
+
     block = mi.remat(layer) if remat else layer
 
     def between_layers(h):
@@ -326,14 +330,18 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
     x = between_layers(x)
     if stacked:
         kinds = list(_layer_dims(d))
+        stacked_params = tuple(p[f"{LAYERS}_{kind}"] for kind in kinds)
+        if seed is not None:  # each layer's index, for its own dropout masks
+            stacked_params += (mi.iota([mi.Dim(LAYERS, cfg.layers)], LAYERS),)
 
         def one_layer(h, slices):
             params = {f"l0_{kind}": v for kind, v in zip(kinds, slices)}
-            return between_layers(block(h, params, 0, d, seq_parallel)), None
+            return between_layers(block(h, params, 0, d, seq_parallel, drop(slices[-1]))), None
 
-        x = mi.scan(one_layer, x, tuple(p[f"{LAYERS}_{kind}"] for kind in kinds), dim=LAYERS)[0]
+        x = mi.scan(one_layer, x, stacked_params, dim=LAYERS)[0]
     for i in range(0 if stacked else cfg.layers):
-        x = between_layers(block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d, seq_parallel))
+        x = between_layers(block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d, seq_parallel,
+                                 drop(i)))
     x = mi.layer_norm(x, "d_model", p["lnf_scale"], p["lnf_bias"])
     return mi.einsum(x, p["embed"], output=[d.batch, d.length, d.vocab])
 
@@ -345,13 +353,16 @@ def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = F
     `with_logits` (the evaluation and generation program). `remat`, `stacked`,
     `seq_parallel`: see logits_of. `precision`: a PRECISIONS name; "bf16" builds the program
     with mi.Precision() as its policy (f32 parameters, bf16 compute, f32 gradient sums), which
-    its training step and every compilation of it follow."""
+    its training step and every compilation of it follow. With `cfg.dropout` the training
+    program (not the one `with_logits`, which evaluates) takes a last argument `seed` (0-d
+    i32): mi.train_step makes it the run's base seed and draws new masks every step."""
     d = Dims(cfg)
     with mi.Program("transformer_lm", mesh, precision=PRECISIONS[precision]) as prog:
         tokens = prog.argument("tokens", [d.batch, d.length], "i32")
         targets = prog.argument("targets", [d.batch, d.length], "i32")
         p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg, stacked).items()}
-        logits = logits_of(tokens, p, cfg, d, remat, stacked, seq_parallel)
+        seed = prog.argument("seed", [], "i32") if cfg.dropout and not with_logits else None
+        logits = logits_of(tokens, p, cfg, d, remat, stacked, seq_parallel, seed)
         prog.result(mi.mean(mi.cross_entropy(logits, targets, "vocab")), name="loss")
         if with_logits:
             prog.result(logits, name="logits")
@@ -361,6 +372,9 @@ def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = F
 def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False, stacked: bool = False,
                seq_parallel: str | None = None, precision: str = "f32", **options) -> mi.TrainStep:
     """Forward, backward and optimizer update as one program (mi.train_step; `options` go
-    to it, e.g. microbatches). `precision`: a PRECISIONS name (see build)."""
+    to it, e.g. microbatches, metrics). `precision`: a PRECISIONS name (see build). With
+    `cfg.clip_norm` the gradients are clipped to that global norm."""
+    if cfg.clip_norm:
+        options = {"clip_norm": cfg.clip_norm, **options}
     return mi.train_step(build(cfg, mesh, remat=remat, stacked=stacked, seq_parallel=seq_parallel, precision=precision),
                          optimizer(cfg), params=list(param_dims(cfg, stacked)), **options)

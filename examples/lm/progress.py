@@ -1,6 +1,6 @@
 """A dependency-free progress bar on stderr:
 
-    step 120/300 [=========>           ] loss 2.31 val 2.40 | 12,345 tok/s | eta 0:09
+    step 120/300 [=========>           ] loss 2.31 val 2.40 | lr 3.0e-03 | grad norm 0.52 | 12,345 tok/s | eta 0:09
 
 On a terminal it redraws one line; otherwise (a log file, CI) it prints a line every
 ~5% of the run and at the end.
@@ -26,13 +26,18 @@ class ProgressBar:
         self.began = time.perf_counter()
         self._last_len = 0
 
-    def line(self, step: int, loss: float, val: float | None, tokens_per_s: float | None) -> str:
+    def line(self, step: int, loss: float, val: float | None, tokens_per_s: float | None,
+             learning_rate: float | None = None, grad_norm: float | None = None) -> str:
         frac = step / self.total if self.total else 1.0
         filled = int(self.width * frac)
         bar = "=" * filled + (">" if filled < self.width else "") + " " * (self.width - filled - 1)
         parts = [f"step {step:>{len(str(self.total))}}/{self.total} [{bar[:self.width]}] loss {loss:.3f}"]
         if val is not None:
             parts[0] += f" val {val:.3f}"
+        if learning_rate is not None:
+            parts.append(f"lr {learning_rate:.1e}")
+        if grad_norm is not None:
+            parts.append(f"grad norm {grad_norm:.2f}")
         if tokens_per_s:
             parts.append(f"{tokens_per_s:,.0f} tok/s")
         done = step - self.start
@@ -41,10 +46,11 @@ class ProgressBar:
             parts.append(f"eta {format_duration(elapsed / done * (self.total - step))}")
         return " | ".join(parts)
 
-    def update(self, step: int, loss: float, val: float | None = None, tokens_per_s: float | None = None) -> None:
+    def update(self, step: int, loss: float, val: float | None = None, tokens_per_s: float | None = None,
+               learning_rate: float | None = None, grad_norm: float | None = None) -> None:
         if not self.enabled:
             return
-        text = self.line(step, loss, val, tokens_per_s)
+        text = self.line(step, loss, val, tokens_per_s, learning_rate, grad_norm)
         if self.tty:
             pad = " " * max(0, self._last_len - len(text))
             self.stream.write("\r" + text + pad)

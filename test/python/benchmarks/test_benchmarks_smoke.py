@@ -106,8 +106,9 @@ def test_call_overhead_quick_run_writes_its_report(tmp_path):
     assert [r["arguments"] for r in data["records"]] == [1, 10]
     for r in data["records"]:
         assert r["check"]  # MeshIR and jax.jit computed the same values
-        assert set(r["median_us"]) == {"meshir", "meshir + numpy", "pjrt", "pjrt, batch program", "jax.jit",
-                                       "jax compiled floor"}
+        assert set(r["median_us"]) == {"meshir", "meshir, tuple results", "meshir + numpy", "pjrt",
+                                       "pjrt, batch program", "jax.jit", "jax compiled floor"}
+        assert "named_tuple_us" in r
         assert r["before_pjrt_us"]["arrays"] > 0 and r["target_us"] == 50 + r["arguments"]
     assert "| 10 |" in (tmp_path / "call_overhead.md").read_text()
 

@@ -233,10 +233,11 @@ def test_progress_bar_line(lm):
     stream = io.StringIO()
     bar = lm.progress.ProgressBar(300, stream=stream)
     bar.update(1, 4.5, None, 1000.0)
-    bar.update(120, 2.31, 2.40, 12345.0)
+    bar.update(120, 2.31, 2.40, 12345.0, learning_rate=3e-3, grad_norm=0.523)
     text = stream.getvalue()
     assert "step   1/300" in text and "loss 4.500" in text
     assert "step 120/300 [=========>" in text and "loss 2.310 val 2.400" in text and "12,345 tok/s" in text
+    assert "| lr 3.0e-03 | grad norm 0.52 |" in text
 
 
 # (7) ---------------------------------------------------------------------------------------

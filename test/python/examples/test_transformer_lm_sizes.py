@@ -79,11 +79,19 @@ def test_heldout_batches_cover_the_validation_text_once(lm):
 
 
 def test_learning_rate_schedule_scales_the_compiled_update(lm):
+    """The LM's schedule is mi.schedules' (optax's convention: the count of updates already
+    applied), checked against optax's, and it scales Adam's first update."""
+    import optax
+
     model = lm.model
-    assert [model.lr_factor(t, 10, 30) for t in (1, 10, 20, 30, 40)] == pytest.approx([0.1, 1, 0.55, 0.1, 0.1])
-    assert model.lr_factor(7, 0, 0) == 1.0
     cfg = lm.config_of(lm.parse_args(TINY))
     scheduled = dataclasses.replace(cfg, warmup=10, decay_steps=30)
+    lr = cfg.lr
+    oracle = optax.join_schedules([optax.linear_schedule(0.0, lr, 10), optax.linear_schedule(lr, lr * 0.1, 20)], [10])
+    schedule = model.schedule(scheduled)
+    for count in (0, 1, 9, 10, 20, 30, 45):
+        assert schedule(count) == pytest.approx(float(oracle(count)), rel=1e-6, abs=1e-12)
+    assert model.schedule(cfg) == cfg.lr
     mesh, rules = model.layout("2d")
     tokens, targets = lm.data.train_batch(lm.data.load_corpus(), 0, 1, cfg.batch, cfg.length)
     params = model.init_params(cfg)
@@ -92,10 +100,9 @@ def test_learning_rate_schedule_scales_the_compiled_update(lm):
     for t in (3, 20, 40):
         deltas = []
         for step, exe in zip(steps, exes):
-            out = dict(zip(step.program.result_names, exe(tokens=tokens, targets=targets, **params,
-                                                          **mi.init_optimizer_state(step), step=np.float32(t))))
-            deltas.append(np.asarray(out["l0_w1"]) - params["l0_w1"])
-        np.testing.assert_allclose(deltas[1], deltas[0] * model.lr_factor(t, 10, 30), rtol=1e-3, atol=1e-9)
+            out = exe(tokens=tokens, targets=targets, **params, **mi.init_optimizer_state(step), step=np.float32(t))
+            deltas.append(np.asarray(out.l0_w1) - params["l0_w1"])
+        np.testing.assert_allclose(deltas[1], deltas[0] * schedule(t - 1) / lr, rtol=1e-3, atol=1e-9)
 
 
 def test_heldout_script_evaluates_a_checkpoint_on_both_corpora(lm, tmp_path, capsys):
