@@ -196,12 +196,22 @@ def _learning_rate(optimizer, step):
 
 
 def global_norm(grads: list) -> Tensor:
-    """sqrt of the sum of every gradient's squares, in f32: one scalar, whole over the mesh."""
-    total = None
+    """sqrt of the sum of every gradient's squares, in f32: one scalar, whole over the mesh.
+
+    The squared sums are added within groups of gradients with the same dim names first:
+    the layout rules give those the same layout, so their sums are pending alike and stay
+    lazy through the adds (one all-reduce per group instead of one per split weight)."""
+    groups: dict[frozenset, list] = {}
     for g in grads:
-        g = g if g.dtype == "f32" else cast(g, "f32")
-        part = reduce_sum(g * g)
-        total = part if total is None else total + part
+        groups.setdefault(frozenset(g.names), []).append(g)
+    total = None
+    for members in groups.values():
+        group = None
+        for g in members:
+            g = g if g.dtype == "f32" else cast(g, "f32")
+            part = reduce_sum(g * g)
+            group = part if group is None else group + part
+        total = group if total is None else total + group
     return sqrt(total)
 
 
