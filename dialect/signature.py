@@ -30,7 +30,7 @@ class FunctionSignature:
     def results(self, values):
         """Several results as a named tuple (`out.loss`, `out[0]`, `out._asdict()`), one as
         itself: what a call of the function returns."""
-        return values[0] if len(values) == 1 else named_tuple(f"{self.function}_results", self.result_names)(*values)
+        return values[0] if len(values) == 1 else self.by_result_name(values)
 
     def by_argument_name(self, values) -> tuple:
         """One value per argument as a named tuple (`exe.in_shardings.w`)."""

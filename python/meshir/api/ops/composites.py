@@ -120,9 +120,7 @@ def fold_in(seed, data) -> Tensor:
     Both may be ints or 0-d int32 Tensors (at least one a Tensor); the result is a Tensor."""
     for value, what in ((seed, "seed"), (data, "data")):
         if isinstance(value, Tensor):
-            if value.dims or value.dtype != "i32":
-                raise located_error(f"the {what} of mi.fold_in must be an int or a 0-d int32 Tensor, got a Tensor "
-                                    f"of type {value.type}", MeshIRTypeError)
+            creation.int32_scalar(value, f"the {what} of mi.fold_in")
         else:
             checks.integer(value, f"the {what} of mi.fold_in")
     tensors = [v for v in (seed, data) if isinstance(v, Tensor)]

@@ -98,13 +98,18 @@ def random_normal(dims, seed, mean: float = 0.0, stddev: float = 1.0, dtype: str
                                                "stddev": checks.real(stddev, "stddev of mi.random_normal")}, program)
 
 
+def int32_scalar(t: Tensor, what: str) -> Tensor:
+    """`t` if it is a 0-d int32 Tensor (a runtime seed); a located error naming its type."""
+    if t.dims or t.dtype != "i32":
+        raise located_error(f"{what} must be an int or a 0-d int32 Tensor, got a Tensor of type {t.type}",
+                            MeshIRTypeError)
+    return t
+
+
 def seed_operands(seed, what: str) -> tuple[list, dict]:
     """A seed as the op's operand (a 0-d int32 Tensor) or its `seed` attribute (an int)."""
     if isinstance(seed, Tensor):
-        if seed.dims or seed.dtype != "i32":
-            raise located_error(f"the seed of {what} must be an int or a 0-d int32 Tensor, got a Tensor of type "
-                                f"{seed.type}", MeshIRTypeError)
-        return [seed], {}
+        return [int32_scalar(seed, f"the seed of {what}")], {}
     if isinstance(seed, (float, np.floating, str, bytes)) or seed is None:
         raise located_error(f"the seed of {what} must be an int or a 0-d int32 Tensor, got "
                             f"{checks.describe(seed)}", MeshIRTypeError)

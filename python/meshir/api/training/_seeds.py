@@ -25,35 +25,28 @@ def seed_arguments(fn) -> tuple[str, ...]:
     (through any ops, loop operands and loop bodies: a conservative forward walk)."""
     sig = signature(fn)
     body = fn.regions[0].blocks[0]
+    candidates = [(value, name) for value, name, t in zip(body.arguments, sig.arg_names, sig.arg_types)
+                  if not t.dims and t.element_type == "i32"]
+    if not candidates:
+        return ()
     ops = list(ops_within(body))
-    found = []
-    for value, name, t in zip(body.arguments, sig.arg_names, sig.arg_types):
-        if t.dims or t.element_type != "i32":
-            continue
-        if _reaches_a_seed(value, ops):
-            found.append(name)
-    return tuple(found)
+    return tuple(name for value, name in candidates if _reaches_a_seed(value, ops))
 
 
 def _reaches_a_seed(start, ops) -> bool:
-    """Whether `start` flows into a random op's seed (MLIR values hash by identity)."""
+    """Whether `start` flows into a random op's seed (MLIR values hash by identity). One pass
+    suffices: `ops_within` visits a block's ops in order and every nested block after all the
+    ops of its parent block, so each op comes after the definitions of the values it reads."""
     reached = {start}
-    changed = True
-    while changed:
-        changed = False
-        for op in ops:
-            if not any(v in reached for v in op.operation.operands):
-                continue
-            if isinstance(op, RANDOM_OPS) and op.seed_operand() in reached:
-                return True
-            derived = list(op.operation.results)
-            for region in op.operation.regions:  # a loop: its body sees the value
-                for block in region.blocks:
-                    derived += list(block.arguments)
-            for v in derived:
-                if v not in reached:
-                    reached.add(v)
-                    changed = True
+    for op in ops:
+        if not any(v in reached for v in op.operation.operands):
+            continue
+        if isinstance(op, RANDOM_OPS) and op.seed_operand() in reached:
+            return True
+        reached.update(op.operation.results)
+        for region in op.operation.regions:  # a loop: its body sees the value
+            for block in region.blocks:
+                reached.update(block.arguments)
     return False
 
 

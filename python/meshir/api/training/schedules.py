@@ -21,6 +21,7 @@ import numpy as np
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 
 from meshir.api import _checks as checks
+from meshir.api.ops import creation
 from meshir.api.ops import elementwise as E
 from meshir.api.ops._builder import located_error
 from meshir.api.programs.tensor import Tensor
@@ -51,11 +52,7 @@ class _Mtf:
 
 
 def _tensor(x, program):
-    if isinstance(x, Tensor):
-        return x
-    from meshir.api.ops.creation import constant as _constant
-
-    return _constant(float(x), [], dtype="f32", program=program)
+    return x if isinstance(x, Tensor) else creation.constant(float(x), [], dtype="f32", program=program)
 
 
 def _backend(count):
