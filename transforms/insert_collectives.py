@@ -8,7 +8,9 @@ Walks each function in program order after propagation:
   stays split and the op exchanges halos with its neighbours (dialect/halo.py);
 - contractions, reductions and lookups over split names leave their result *pending*
   (`partial@axes`); a pending sum with one use stays lazy through linear ops (adds of pending
-  values add locally) and is all-reduced right before its first non-linear use, or
+  values add locally; an add of sums pending over different axes, or of a pending sum and a
+  replicated scalar, first makes both pending over the union by `mtf.as_partial`, which
+  moves nothing) and is all-reduced right before its first non-linear use, or
   reduce-scattered when a reshard wants the axis split (dialect/linearity.py); one with
   several uses is reduced once and shared;
 - function results are never pending.
@@ -26,15 +28,15 @@ from meshir._jax_private import ir
 from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
 from meshir.dialect.halo import split_halos
-from meshir.dialect.linearity import lazy_operands
+from meshir.dialect.linearity import joined_sums, lazy_operands
 from meshir.dialect.local_semantics import result_partial
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.ops import LoopOp, ShardOp, YieldOp, is_collective
+from meshir.dialect.ops import AsPartialOp, LoopOp, ShardOp, YieldOp, is_collective
 from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.provenance import PENDING_KEY, PROVENANCE_ATTR, RESHARD_KEY, WHOLE_KEY, Provenance, carried
 from meshir.dialect.signature import defined_functions, is_mtf_function, refresh_function_type
 from meshir.dialect.walk import values_within
-from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.tensor_type import TensorType, format_axes
 
 from .collectives.provenance import (
     completed_reduction,
@@ -222,6 +224,10 @@ class _FunctionRewriter:
                                                                           "value, which is reduced once and shared")
         types = [_type(v) for v in op.operation.operands]
         result = _type(op.operation.results[0])  # several results (split's pieces) are pending alike
+        union = joined_sums(op, types, result)
+        if union is not None:
+            self._join_pending(op, loc, union)
+            types = [_type(v) for v in op.operation.operands]
         for k, lazy in enumerate(lazy_operands(op, types, result)):
             if types[k].partial and not lazy:
                 op.operation.operands[k] = self._reduced(op.operation.operands[k], op, loc, name,
@@ -238,6 +244,28 @@ class _FunctionRewriter:
                     [why.get(PENDING_KEY)] + [self.pending.get(v) for v in op.operation.operands])
             if computed != final:
                 self._resplit(op, result, final, why.get(WHOLE_KEY))
+
+    def _join_pending(self, op, loc, union: tuple[str, ...]) -> None:
+        """Make every operand of `op` (a sum of its operands) pending over `union`: each takes
+        an `mtf.as_partial` over the axes it lacks, which moves nothing, so the sum stays lazy
+        and one all-reduce completes it later instead of one per operand now."""
+        for k, v in enumerate(op.operation.operands):
+            t = _type(v)
+            lacking = tuple(a for a in union if a not in t.partial)
+            if not lacking:
+                continue
+            attrs = {"axes": to_attribute(lacking), "bytes_per_device": to_attribute(0)}
+            joined = AsPartialOp(AsPartialOp.result_of(t, {"axes": lacking}), [v], attrs, loc=loc,
+                                 ip=ir.InsertionPoint(op))
+            if self.explain:
+                why = Provenance(op.operation.name, (), f"{op.operation.name} sums values pending over different "
+                                 f"axes: each is made pending over {format_axes(union)}, so that one all-reduce "
+                                 "completes them later")
+                joined.operation.attributes[PROVENANCE_ATTR] = why.to_attribute()
+                self.remarks.append(remark(joined, 0, why))
+                if v in self.pending:
+                    self.pending[joined.result] = self.pending[v]
+            op.operation.operands[k] = joined.result
 
     def _keep_halos(self, op, why: Provenance | None) -> dict:
         """The dims `op` computes along by a halo exchange instead of a gather (they stay

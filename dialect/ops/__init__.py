@@ -7,6 +7,7 @@ from .collectives import (  # noqa: F401
     AllSliceOp,
     COLLECTIVE_OP_NAMES,
     AllToAllOp,
+    AsPartialOp,
     CollectivePermuteOp,
     ReduceScatterOp,
     ShardOp,

@@ -292,6 +292,40 @@ class AllSliceOp(_CollectiveOp):
 
 
 @mtf_op
+class AsPartialOp(_CollectiveOp):
+    """`mtf.as_partial {axes}`: the same value as a sum pending over `axes` too (no data moves).
+
+    The first device of each group over `axes` keeps its value and the others hold zero, so
+    the sum over `axes` is the value exactly (NaN and inf included). The operand must not vary
+    along `axes` (no dim split over them, no sum pending over them). mtf-insert-collectives
+    uses it to add sums pending over different axes without completing either: both become
+    pending over the union, completed later by one all_reduce instead of two."""
+
+    OPERATION_NAME = "mtf.as_partial"
+    ATTRIBUTES = {"axes": "axes", **BYTES}
+    MEMORY = "in_place"
+
+    @classmethod
+    def ring_bytes(cls, shard, n):
+        """Nothing: each device keeps its value or zeros it."""
+        return 0
+
+    @classmethod
+    def ring_steps(cls, n):
+        return 0
+
+    @classmethod
+    def result_of(cls, source, attrs):
+        axes = tuple(attrs["axes"])
+        if source.partial and source.partial_reduction != "sum":
+            raise VerifyError(f"operand {source} is pending a {source.partial_reduction}, not a sum")
+        varying = [a for a in axes if a in source.used_axes_list()]
+        if varying:
+            raise VerifyError(f"operand {source} already varies along mesh axis '{varying[0]}'")
+        return source.with_partial(source.partial + axes, "sum")
+
+
+@mtf_op
 class ReduceScatterOp(_CollectiveOp):
     """`mtf.reduce_scatter {reduction, dim, axes}`: complete a pending reduction over `axes`
     and split `dim` over them."""

@@ -124,8 +124,8 @@ UNARY_OPS = {
 }
 #: Binary op name -> (element types, LINEAR).
 BINARY_OPS = {
-    "add": (NUMERIC, _sum("alike")),  # (a1 + a2) + (b1 + b2) is pending; (a1 + a2) + c is not
-    "sub": (NUMERIC, _sum("alike")),
+    "add": (NUMERIC, _sum("summands")),  # pending + pending, or pending + scalar, stays pending
+    "sub": (NUMERIC, _sum("summands")),
     "mul": (NUMERIC, _sum("one_factor")),
     "div": (NUMERIC, _sum("numerator")),
     "max": (ALL_TYPES, {"max": "alike"}),

@@ -3,7 +3,8 @@
 Max and min of floats cross the devices as total-order integer keys (total_order.py), so a
 NaN on any device wins as it does in jnp.max. Like jax's shard_map: `channel_handle` on each, `use_global_device_ids` where StableHLO
 has it (groups are partition ids; there is one replica). all_slice moves no data: each device
-keeps its block with a `dynamic_slice`. A collective over axes whose sizes multiply to 1 is
+keeps its block with a `dynamic_slice`, and as_partial keeps its value on the first device of
+each group (a `select` on the device's block index, so NaN and inf stay exact). A collective over axes whose sizes multiply to 1 is
 the identity and emits nothing.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from meshir.dialect.ops import (
     AllReduceOp,
     AllSliceOp,
     AllToAllOp,
+    AsPartialOp,
     CollectivePermuteOp,
     ReduceScatterOp,
     ShardOp,
@@ -24,7 +26,7 @@ from meshir.dialect.ops import (
 from . import builder as hlo
 from . import total_order
 from .context import FunctionLowering, op_error
-from .device import block_offset
+from .device import block_index, block_offset
 from .groups import permute_pairs, replica_groups
 from .types import Local
 
@@ -103,6 +105,19 @@ def all_slice(p: FunctionLowering, op) -> Local:
     zero = hlo.constant(b, 0, "i32")
     starts = [block_offset(b, p.mesh, op.attr("axes"), shape[axis]) if i == axis else zero for i in range(x.rank)]
     return hlo.dynamic_slice(b, x, starts, shape)
+
+
+@rule("lower", AsPartialOp)
+def as_partial(p: FunctionLowering, op) -> Local:
+    """The value on the first device of each group over `axes`, zeros on the others."""
+    (x,) = p.operands(op)
+    if _group_size(p, op) == 1:
+        return x
+    b = p.b
+    first = hlo.compare(b, "eq", block_index(b, p.mesh, op.attr("axes")), hlo.constant(b, 0, "i32"))
+    if x.rank:
+        first = hlo.scalar_to(b, first, x.shape)
+    return hlo.select(b, first, x, hlo.splat_like(b, 0, x))
 
 
 @rule("lower", AllToAllOp)

@@ -842,3 +842,30 @@ func.func @gather_ids_share_a_table_dim(%t: !mtf.tensor<v=8, b=4, f32>, %i: !mtf
   %0 = "mtf.gather"(%t, %i) {dim = "v"} : (!mtf.tensor<v=8, b=4, f32>, !mtf.tensor<b=4, i32>) -> !mtf.tensor<b=4, f32>
   return
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @as_partial_over_a_split_axis(%a: !mtf.tensor<b=8@x, f32>) {
+  // expected-error @+1 {{'mtf.as_partial' op operand !mtf.tensor<b=8@x, f32> already varies along mesh axis 'x'}}
+  %0 = "mtf.as_partial"(%a) {axes = ["x"]} : (!mtf.tensor<b=8@x, f32>) -> !mtf.tensor<b=8, f32, partial@x>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @as_partial_of_a_pending_max(%a: !mtf.tensor<f32, partial_max@x>) {
+  // expected-error @+1 {{'mtf.as_partial' op operand !mtf.tensor<f32, partial_max@x> is pending a max, not a sum}}
+  %0 = "mtf.as_partial"(%a) {axes = ["y"]} : (!mtf.tensor<f32, partial_max@x>) -> !mtf.tensor<f32, partial@(x,y)>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @as_partial_wrong_result(%a: !mtf.tensor<f32, partial@x>) {
+  // expected-error @+1 {{'mtf.as_partial' op as_partial may not change the pending partial axes}}
+  %0 = "mtf.as_partial"(%a) {axes = ["y"]} : (!mtf.tensor<f32, partial@x>) -> !mtf.tensor<f32, partial@y>
+  return
+}

@@ -95,6 +95,28 @@ func.func @all_slice_over_y(%a: !mtf.tensor<d=8@(), f32>) -> !mtf.tensor<d=8@y, 
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
+// as_partial keeps the value on the devices whose y coordinate is 0 and zeros it on the
+// others (a select, exact for NaN and inf); the all_reduce over both axes then sums it once.
+// CHECK-LABEL: func.func public @as_partial_over_y
+// CHECK: %[[PID:.*]] = stablehlo.partition_id : tensor<ui32>
+// CHECK: %[[Y:.*]] = stablehlo.remainder %[[PID]], %{{.*}} : tensor<ui32>
+// CHECK: %[[YI:.*]] = stablehlo.convert %[[Y]] : (tensor<ui32>) -> tensor<i32>
+// CHECK: %[[FIRST:.*]] = stablehlo.compare  EQ, %[[YI]], %{{.*}},  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK: %[[ZEROS:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK: %[[KEPT:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[ZEROS]] : tensor<4xi1>, tensor<4xf32>
+// CHECK: "stablehlo.all_reduce"(%[[KEPT]])
+// CHECK-SAME: replica_groups = dense<{{\[\[}}0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>
+func.func @as_partial_over_y(%b: !mtf.tensor<b=8@x, d=4@(), f32>) -> !mtf.tensor<d=4@(), f32> {
+  %a = "mtf.reduce_sum"(%b) : (!mtf.tensor<b=8@x, d=4@(), f32>) -> !mtf.tensor<d=4@(), f32, partial@x>
+  %0 = "mtf.as_partial"(%a) {axes = ["y"], bytes_per_device = 0 : i64} : (!mtf.tensor<d=4@(), f32, partial@x>) -> !mtf.tensor<d=4@(), f32, partial@(x,y)>
+  %1 = "mtf.all_reduce"(%0) {axes = ["x", "y"], reduction = "sum", bytes_per_device = 28 : i64} : (!mtf.tensor<d=4@(), f32, partial@(x,y)>) -> !mtf.tensor<d=4@(), f32>
+  return %1 : !mtf.tensor<d=4@(), f32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // Group members are ordered like the blocks of a dim split over the collective's axes in
 // the order it names them: (y, x) puts y major, so the group of all 8 devices is
 // 0, 2, 4, 6, 1, 3, 5, 7.

@@ -198,9 +198,10 @@ def _learning_rate(optimizer, step):
 def global_norm(grads: list) -> Tensor:
     """sqrt of the sum of every gradient's squares, in f32: one scalar, whole over the mesh.
 
-    The squared sums are added within groups of gradients with the same dim names first:
-    the layout rules give those the same layout, so their sums are pending alike and stay
-    lazy through the adds (one all-reduce per group instead of one per split weight)."""
+    The squared sums stay pending through the adds (mtf-insert-collectives joins sums
+    pending over different axes), so one scalar all-reduce completes the norm. They are added
+    within groups of gradients with the same dim names first: the layout rules give those
+    the same layout, so their sums are pending alike and need no joining."""
     groups: dict[frozenset, list] = {}
     for g in grads:
         groups.setdefault(frozenset(g.names), []).append(g)
