@@ -73,7 +73,7 @@ def _problem(op, mesh) -> str | None:
             continue
         why = f" (a halo of {max(halo.low, halo.high)} rows does not fit in blocks of {halo.block})" if halo else ""
         for t in operands + results:
-            if t.dim(dim).axes:
+            if t.has(dim) and t.dim(dim).axes:
                 return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}{why}"
     problem = _layouts_disagree(op, operands, results, mesh_shape, halos)
     if problem:

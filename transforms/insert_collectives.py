@@ -281,6 +281,9 @@ class _FunctionRewriter:
                 exchange = halo_exchange(op, tuple(halos), why)
                 attrs[PROVENANCE_ATTR] = exchange.to_attribute()
                 self.remarks.append(remark(op, sent, exchange, HALO_EXCHANGE))
+        elif hasattr(op, "candidate_bytes") and op.candidate_bytes(types[0], self.mesh):
+            # A selection along a split dim gathers its group's candidates (dialect/ops/selection.py).
+            attrs["bytes_per_device"] = to_attribute(op.candidate_bytes(types[0], self.mesh))
         else:
             for name in ("bytes_per_device", PROVENANCE_ATTR):
                 if name in attrs:
@@ -291,7 +294,7 @@ class _FunctionRewriter:
         """Make `dim` whole in every operand (ops that cut or join along it need it so)."""
         for k, v in enumerate(op.operation.operands):
             t = _type(v)
-            if t.dim(dim).axes:
+            if t.has(dim) and t.dim(dim).axes:
                 op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location,
                                                             why=lambda: whole_dim(op, dim, why))
 

@@ -31,10 +31,15 @@ def needs_keys(kind: str, elem: str) -> bool:
 
 def to_keys(b: hlo.Builder, v: Local, kind: str) -> Local:
     """The total-order keys of `v`, every NaN made the extreme that `kind` keeps."""
-    key_elem = KEY_TYPES[v.elem]
     nan = hlo.splat_like(b, np.nan if kind == "max" else -np.nan, v)
     v = hlo.select(b, hlo.compare(b, "ne", v, v), nan, v)
-    return _flip_negatives(b, b.op("bitcast_convert", [v], v.shape, key_elem))
+    return bit_keys(b, v)
+
+
+def bit_keys(b: hlo.Builder, v: Local) -> Local:
+    """The total-order keys of `v` as they are (a NaN keeps its sign: -NaN lowest, +NaN
+    highest), the order of jax.lax.top_k."""
+    return _flip_negatives(b, b.op("bitcast_convert", [v], v.shape, KEY_TYPES[v.elem]))
 
 
 def from_keys(b: hlo.Builder, keys: Local, elem: str) -> Local:

@@ -62,6 +62,9 @@ from meshir.api.ops.indexing import (
 from meshir.api.ops.loops import (
     fori_loop, scan, while_loop,
 )
+from meshir.api.ops.selection import (
+    argmax, argmin, top_k,
+)
 from meshir.api.ops.shape import (
     broadcast, concat, pad, rename, reshape, shift, slice, split, transpose,
 )
@@ -89,7 +92,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "abs", "Adafactor", "Adam", "AdamW", "add", "all_gather", "all_reduce", "all_slice",
-    "all_to_all", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration",
+    "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration",
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "current_program", "custom_gradient",
     "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "einsum",
@@ -102,7 +105,7 @@ __all__ = [
     "reduce_max", "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename",
     "reshape", "reshard", "rsqrt", "scan", "schedules", "select", "SGD", "shard", "shift",
     "sigmoid", "sign", "sin", "slice", "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh",
-    "Tensor", "TensorType", "train_step", "TrainStep", "transpose", "value_and_grad",
+    "Tensor", "TensorType", "top_k", "train_step", "TrainStep", "transpose", "value_and_grad",
     "verify_module", "visualize", "where", "while_loop",
 ]
 

@@ -869,3 +869,48 @@ func.func @as_partial_wrong_result(%a: !mtf.tensor<f32, partial@x>) {
   %0 = "mtf.as_partial"(%a) {axes = ["y"]} : (!mtf.tensor<f32, partial@x>) -> !mtf.tensor<f32, partial@y>
   return
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @top_k_larger_than_the_dim(%a: !mtf.tensor<b=4, v=8, f32>) {
+  // expected-error @+1 {{'mtf.top_k' op k = 9 (the size of 'k') must be in [1, 8], the size of 'v'}}
+  %0:2 = "mtf.top_k"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>) -> (!mtf.tensor<b=4, k=9, f32>, !mtf.tensor<b=4, k=9, i32>)
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @top_k_indices_not_i32(%a: !mtf.tensor<b=4, v=8, f32>) {
+  // expected-error @+1 {{'mtf.top_k' op indices must have element type i32, got i64}}
+  %0:2 = "mtf.top_k"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>) -> (!mtf.tensor<b=4, k=2, f32>, !mtf.tensor<b=4, k=2, i64>)
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @top_k_k_dim_moved(%a: !mtf.tensor<b=4, v=8, f32>) {
+  // expected-error @+1 {{'mtf.top_k' op result names [k, b] must be the operand's [b, v] with 'v' replaced by one new name (the k dim)}}
+  %0:2 = "mtf.top_k"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>) -> (!mtf.tensor<k=2, b=4, f32>, !mtf.tensor<k=2, b=4, i32>)
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @argmax_of_booleans(%a: !mtf.tensor<b=4, v=8, i1>) {
+  // expected-error @+1 {{'mtf.argmax' op argmax needs a numeric operand, got i1}}
+  %0 = "mtf.argmax"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, i1>) -> !mtf.tensor<b=4, i32>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @argmin_keeps_the_dim(%a: !mtf.tensor<b=4, v=8, f32>) {
+  // expected-error @+1 {{'mtf.argmin' op result !mtf.tensor<b=4, v=8, i32> must have the operand's dims but 'v' ([b])}}
+  %0 = "mtf.argmin"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>) -> !mtf.tensor<b=4, v=8, i32>
+  return
+}

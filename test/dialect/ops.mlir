@@ -199,6 +199,17 @@ func.func @indexing_ops(%ids: !mtf.tensor<b=8@x, i32>, %table: !mtf.tensor<v=100
   return
 }
 
+// CHECK-LABEL: func.func @selection_ops
+func.func @selection_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>, %n: !mtf.tensor<b=8, s=4, i32>) {
+  // CHECK: %{{.*}}:2 = "mtf.top_k"(%arg0) {bytes_per_device = 96 : i64, dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> (!mtf.tensor<b=8@x, k=3, f32>, !mtf.tensor<b=8@x, k=3, i32>)
+  %0:2 = "mtf.top_k"(%x) {dim = "v", bytes_per_device = 96 : i64} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> (!mtf.tensor<b=8@x, k=3, f32>, !mtf.tensor<b=8@x, k=3, i32>)
+  // CHECK: "mtf.argmax"(%arg0) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> !mtf.tensor<b=8@x, i32>
+  %1 = "mtf.argmax"(%x) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> !mtf.tensor<b=8@x, i32>
+  // CHECK: "mtf.argmin"(%arg1) {dim = "s"} : (!mtf.tensor<b=8, s=4, i32>) -> !mtf.tensor<b=8, i32>
+  %2 = "mtf.argmin"(%n) {dim = "s"} : (!mtf.tensor<b=8, s=4, i32>) -> !mtf.tensor<b=8, i32>
+  return
+}
+
 // CHECK-LABEL: func.func @shard_constrains_layout
 func.func @shard_constrains_layout(%a: !mtf.tensor<b=8, d=16, f32>) {
   // CHECK: "mtf.shard"(%arg0) : (!mtf.tensor<b=8, d=16, f32>) -> !mtf.tensor<b=8@x, d=16@y, f32>

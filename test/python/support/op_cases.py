@@ -312,6 +312,15 @@ case("one_hot", "one_hot", [Arg("ids", (B, S), "i32", "ids", -2, 19)],
      lambda m, ids: (mi.one_hot(ids, C), mi.one_hot(ids, C, dtype="i32")), split=("c", "b"), tol=EXACT)
 
 
+# Selection along split dims, with NaNs (float) and ties (small integers): values and indices
+# exact. k = 4 of 32, k = the whole dim (8), and k = 1.
+case("top_k", "top_k", [f32("x", [B, D], "nan"), f32("y", [B, S], "wide")],
+     lambda m, x, y: (*mi.top_k(x, "d", Dim("kd", 4)), *mi.top_k(mi.floor(y), "s", Dim("ks", 8)),
+                      mi.top_k(x, "b", Dim("kb", 1))[1]), split=("d", "b", "s", "kd"), tol=EXACT)
+case("argmax_argmin", "argmax argmin", [f32("x", [B, D], "nan"), Arg("n", (B, S), "i32", "int", -3, 3)],
+     lambda m, x, n: (mi.argmax(x, "d"), mi.argmin(x, "b"), mi.argmax(n, "s"), mi.argmin(n, "s")),
+     split=("d", "s", "b"), tol=EXACT)
+
 def _gather_layouts(mesh_id):
     third = {"x2": {"b": "x"}, "x4": {"b": "x"}, "x8": {"b": "x"}, "x2y2": {"b": "x", "v": "y"},
              "x4y2": {"v": ("x", "y")}, "x2y4": {"b": "y", "d": "x"}}[mesh_id]

@@ -139,6 +139,10 @@ CASES = [
          lambda t, i: jnp.einsum("abv,vc->abc", jax.nn.one_hot(i, 5, dtype=t.dtype), t)),
     Case("one_hot", [arg("x", "av"), arg("ids", "a", "i5")], lambda x, i: mi.one_hot(i, mi.Dim("v", 5), "f64") * x,
          lambda x, i: jax.nn.one_hot(i, 5, dtype=x.dtype) * x),
+    # top_k (values differentiable, indices not) and argmax/argmin (no gradient)
+    Case("top_k_argmax", [arg("x", "ac")],
+         lambda x: mi.top_k(x, "c", mi.Dim("k", 2))[0] * mi.cast(mi.argmax(x, "c") + mi.argmin(x, "c"), "f64"),
+         lambda x: jax.lax.top_k(x, 2)[0] * (jnp.argmax(x, axis=1) + jnp.argmin(x, axis=1))[:, None].astype(x.dtype)),
     Case("iota_constant_random", [arg("x", "ac")],
          lambda x: x * mi.iota(D("ac"), "c", "f64") + mi.random_normal(D("ac"), 7, dtype="f64") + 2.0,
          lambda x: x * jnp.arange(4.0)[None, :] + RANDOM + 2.0),
