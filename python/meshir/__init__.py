@@ -43,7 +43,7 @@ from meshir.api.ops.collectives import (
     shard,
 )
 from meshir.api.ops.composites import (
-    cross_entropy, dropout, fold_in, gelu, layer_norm, log_softmax, mean, softmax,
+    categorical, cross_entropy, dropout, fold_in, gelu, layer_norm, log_softmax, mean, softmax,
 )
 from meshir.api.ops.contraction import (
     einsum, reduce_max, reduce_min, reduce_sum,
@@ -92,7 +92,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "abs", "Adafactor", "Adam", "AdamW", "add", "all_gather", "all_reduce", "all_slice",
-    "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration",
+    "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration", "categorical",
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "current_program", "custom_gradient",
     "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "einsum",

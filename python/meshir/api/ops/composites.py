@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 
 from meshir.api import _checks as checks
 from meshir.api.ops import contraction as C
 from meshir.api.ops import creation
 from meshir.api.ops import elementwise as E
+from meshir.api.ops import selection
 from meshir.api.ops._builder import located_error
 from meshir.api.programs.tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.
-__all__ = ["cross_entropy", "dropout", "fold_in", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
+__all__ = ["categorical", "cross_entropy", "dropout", "fold_in", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
 
 #: fold_in's multiplier: 2**32 / golden ratio, odd, as an int32 (its multiples spread evenly).
 FOLD_MULTIPLIER = 0x9E3779B1 - 2**32
@@ -111,6 +114,25 @@ def dropout(x: Tensor, rate: float, seed) -> Tensor:
         return x
     keep = creation.random_uniform(x.dims, seed, dtype=x.dtype, program=x.program) >= rate
     return E.select(keep, x * (1.0 / (1.0 - rate)), 0.0)
+
+
+def categorical(logits: Tensor, dim, seed, temperature: float = 1.0) -> Tensor:
+    """An i32 sample of `dim` at every position of `logits`' other dims, with probabilities
+    softmax(logits / temperature) along `dim`, by the Gumbel-max trick as
+    jax.random.categorical: argmax(logits / temperature + g), g = -log(-log(u)), u uniform in
+    [tiny, 1) in f32. The noise is a function of (seed, global index), so every layout draws
+    the same samples; `seed` is an int or a 0-d int32 Tensor (a new draw for each value)."""
+    _float(logits, "categorical")
+    name = checks.dim_name(dim, logits, "mi.categorical: dim")
+    creation.seed_operands(seed, "mi.categorical")
+    given, temperature = temperature, checks.real(temperature, "temperature of mi.categorical")
+    if not (temperature > 0 and math.isfinite(temperature)):
+        raise located_error(f"mi.categorical: temperature must be a positive finite number, got {given!r}",
+                            MeshIRValueError)
+    x = logits if logits.dtype == "f32" else E.cast(logits, "f32")
+    u = creation.random_uniform(x.dims, seed, minval=float(np.finfo(np.float32).tiny), program=x.program)
+    noise = -E.log(-E.log(u))
+    return selection.argmax((x if temperature == 1.0 else x / temperature) + noise, name)
 
 
 def fold_in(seed, data) -> Tensor:
