@@ -6,7 +6,7 @@ NaN wins, -0 equals +0). Ties go to the lowest index; indices are i32 into the w
 
 On a dim split over axes A, each device selects among its block first; then the group's
 candidates (k values and their global indices per device) are gathered over A and selected
-again, so the bytes moved grow with k, not with the dim (`candidate_bytes`; the op records
+again, so the bytes moved grow with k, not with the dim (`merge_bytes`; the op records
 them as `bytes_per_device`, docs/partitioning.md "Selection along a split dim").
 """
 from __future__ import annotations
@@ -39,7 +39,10 @@ class _SelectOp(MtfOp):
         """The dim selected along: split, it stays split and the candidates are merged."""
         return [self.attr("dim")]
 
-    def candidate_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
+    #: What the merge along a split dim gathers (the compile report's detail).
+    MERGED = "candidates"
+
+    def merge_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
         """Bytes one device sends to gather its group's candidates (k values and their i32
         indices per device, at every position of the other dims), 0 when `dim` is whole."""
         dim = self.attr("dim")

@@ -251,7 +251,7 @@ def dynamic_slice(b: Builder, v: Local, starts, sizes) -> Local:
 
 
 # -- reductions -------------------------------------------------------------------------------
-REDUCTION_OPS = {"sum": "add", "max": "maximum", "min": "minimum"}
+REDUCTION_OPS = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "multiply"}
 
 
 def reduction_region(b: Builder, kind: str, elem: str) -> str:
@@ -266,9 +266,9 @@ def reduction_region(b: Builder, kind: str, elem: str) -> str:
 
 
 def reduction_identity(kind: str, elem: str):
-    """The init value: 0 for sums, the lowest / highest value for max / min."""
-    if kind == "sum":
-        return 0
+    """The init value: 0 for sums, 1 for products, the lowest / highest value for max / min."""
+    if kind in ("sum", "prod"):
+        return int(kind == "prod")
     if elem == "i1":
         return kind == "min"
     if is_float(elem):

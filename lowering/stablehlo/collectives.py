@@ -81,6 +81,16 @@ def all_gather(p: FunctionLowering, op) -> Local:
     return b.op("all_gather", [x], p.shape(op.result_type), x.elem, attrs)
 
 
+def gather_along(p: FunctionLowering, v: Local, axis: int, axes) -> Local:
+    """An `all_gather` of `v` along `axis` over the group of `axes`, in group order: what an op
+    along a split dim merges itself (a selection's candidates, a scan's block totals)."""
+    groups = replica_groups(p.mesh, axes)
+    shape = list(v.shape)
+    shape[axis] *= len(groups[0])
+    attrs = {"all_gather_dim": f"{axis} : i64", **_group_attrs(p.b, p, axes)}
+    return p.b.op("all_gather", [v], shape, v.elem, attrs)
+
+
 @rule("lower", ReduceScatterOp)
 def reduce_scatter(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)

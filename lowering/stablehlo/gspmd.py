@@ -25,11 +25,11 @@ from __future__ import annotations
 from meshir.dialect.diagnostics import Diagnostic
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.op_registry import rule
-from meshir.dialect.ops import OP_CLASSES, EinsumOp, OneHotOp
+from meshir.dialect.ops import OP_CLASSES, CumprodOp, CumsumOp, EinsumOp, OneHotOp
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import TensorType
 
-from . import collectives, contraction, indexing
+from . import collectives, contraction, cumulative, indexing
 from .builder import Builder
 from .types import Local, sharding_attr_text
 
@@ -41,6 +41,18 @@ rule("lower_global", *contraction.REDUCTIONS)(contraction.reduce_rule(partitione
 # The literal forms, not scatter_add.py's per-device peephole: XLA partitions these.
 rule("lower_global", EinsumOp)(contraction.einsum)
 rule("lower_global", OneHotOp)(indexing.one_hot)
+
+
+@rule("lower_global", CumsumOp, CumprodOp)
+def cumulative_along_whole_dim(p, op) -> Local:
+    """cumsum/cumprod with their dim constrained whole first. XLA's partitioner scans a split
+    dim by padding halos of the scan's operand, and shares those halos between two scans of
+    one operand whatever their init value: cumsum and cumprod of one array along a split dim
+    give zeros for the product (jax.jit with NamedSharding does too, jax 0.10.2;
+    docs/decisions.md). XLA gathers the dim for a whole-block window anyway."""
+    (x,) = p.operands(op)
+    whole = op.input_type.with_layout({op.attr("dim"): ()})
+    return cumulative.scan_of(p, op, p.after.constrain(x, whole))
 
 
 class Constraints:
@@ -56,7 +68,10 @@ class Constraints:
         self.known = {v.name: sharding_attr_text(t, mesh) for t, v in zip(arg_types, args)}
 
     def __call__(self, op, value: Local, k: int = 0) -> Local:
-        t = TensorType.from_mlir(op.operation.results[k].type)
+        return self.constrain(value, TensorType.from_mlir(op.operation.results[k].type))
+
+    def constrain(self, value: Local, t: TensorType) -> Local:
+        """`value` constrained to `t`'s layout (unless it is known to have it, or is pending)."""
         if t.partial:
             return value
         sharding = sharding_attr_text(t, self.mesh)

@@ -21,10 +21,9 @@ from meshir.dialect.ops import ArgMaxOp, ArgMinOp, TopKOp
 
 from . import builder as hlo
 from .builder import tensor_text
-from .collectives import groups_attr
+from .collectives import gather_along
 from .context import FunctionLowering
 from .creation import global_iota
-from .groups import replica_groups
 from .total_order import bit_keys
 from .types import Local, is_float
 
@@ -68,15 +67,6 @@ def _sorted(b: hlo.Builder, op, values: Local, indices: Local, axis: int, k: int
     return hlo.slice_along(b, out_values, axis, 0, k), hlo.slice_along(b, out_indices, axis, 0, k)
 
 
-def _all_gather(b: hlo.Builder, p: FunctionLowering, v: Local, axis: int, axes) -> Local:
-    n = len(replica_groups(p.mesh, axes)[0])
-    shape = list(v.shape)
-    shape[axis] *= n
-    attrs = {"all_gather_dim": f"{axis} : i64", "channel_handle": b.channel_handle(),
-             "replica_groups": groups_attr(replica_groups(p.mesh, axes)), "use_global_device_ids": ""}
-    return b.op("all_gather", [v], shape, v.elem, attrs)
-
-
 def select_along(p: FunctionLowering, op, k: int) -> tuple[Local, Local]:
     """The first k (values, global indices) along the op's dim, the dim's position kept."""
     b, src = p.b, op.input_type
@@ -86,8 +76,8 @@ def select_along(p: FunctionLowering, op, k: int) -> tuple[Local, Local]:
     values, indices = _sorted(b, op, x, indices, axis, min(k, x.shape[axis]))
     axes = p.split_axes(src, axis)
     if axes:
-        values = _all_gather(b, p, values, axis, axes)
-        indices = _all_gather(b, p, indices, axis, axes)
+        values = gather_along(p, values, axis, axes)
+        indices = gather_along(p, indices, axis, axes)
         values, indices = _sorted(b, op, values, indices, axis, k)
     return values, indices
 

@@ -45,6 +45,9 @@ from meshir.api.ops.collectives import (
 from meshir.api.ops.composites import (
     categorical, cross_entropy, dropout, fold_in, gelu, layer_norm, log_softmax, mean, softmax,
 )
+from meshir.api.ops.cumulative import (
+    cumprod, cumsum,
+)
 from meshir.api.ops.contraction import (
     einsum, reduce_max, reduce_min, reduce_sum,
 )
@@ -94,7 +97,7 @@ __all__ = [
     "abs", "Adafactor", "Adam", "AdamW", "add", "all_gather", "all_reduce", "all_slice",
     "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration", "categorical",
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
-    "concat", "constant", "cos", "CostModel", "cross_entropy", "current_program", "custom_gradient",
+    "concat", "constant", "cos", "CostModel", "cross_entropy", "cumprod", "cumsum", "current_program", "custom_gradient",
     "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "einsum",
     "equal", "erf", "exp", "explain", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
     "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm",

@@ -914,3 +914,21 @@ func.func @argmin_keeps_the_dim(%a: !mtf.tensor<b=4, v=8, f32>) {
   %0 = "mtf.argmin"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>) -> !mtf.tensor<b=4, v=8, i32>
   return
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @cumsum_changes_the_type(%a: !mtf.tensor<b=4, v=8, f32>) {
+  // expected-error @+1 {{'mtf.cumsum' op result !mtf.tensor<b=4, v=8, f64> must have the operand's dims and element type (!mtf.tensor<b=4, v=8, f32>)}}
+  %0 = "mtf.cumsum"(%a) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>) -> !mtf.tensor<b=4, v=8, f64>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @cumprod_unknown_dim(%a: !mtf.tensor<b=4, v=8, f32>) {
+  // expected-error @+1 {{'mtf.cumprod' op}}
+  %0 = "mtf.cumprod"(%a) {dim = "w"} : (!mtf.tensor<b=4, v=8, f32>) -> !mtf.tensor<b=4, v=8, f32>
+  return
+}

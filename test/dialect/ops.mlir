@@ -210,6 +210,15 @@ func.func @selection_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>, %n: !mtf.tensor<b
   return
 }
 
+// CHECK-LABEL: func.func @cumulative_ops
+func.func @cumulative_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>) {
+  // CHECK: "mtf.cumsum"(%arg0) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> !mtf.tensor<b=8@x, v=100@y, f32>
+  %0 = "mtf.cumsum"(%x) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> !mtf.tensor<b=8@x, v=100@y, f32>
+  // CHECK: "mtf.cumprod"(%arg0) {bytes_per_device = 32 : i64, dim = "v", exclusive = true, reverse = true} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> !mtf.tensor<b=8@x, v=100@y, f32>
+  %1 = "mtf.cumprod"(%x) {dim = "v", exclusive = true, reverse = true, bytes_per_device = 32 : i64} : (!mtf.tensor<b=8@x, v=100@y, f32>) -> !mtf.tensor<b=8@x, v=100@y, f32>
+  return
+}
+
 // CHECK-LABEL: func.func @shard_constrains_layout
 func.func @shard_constrains_layout(%a: !mtf.tensor<b=8, d=16, f32>) {
   // CHECK: "mtf.shard"(%arg0) : (!mtf.tensor<b=8, d=16, f32>) -> !mtf.tensor<b=8@x, d=16@y, f32>

@@ -185,3 +185,23 @@ func.func @top_k_along_a_split_dim(%x: !mtf.tensor<b=2@(), v=16@x, f32>) -> (!mt
   %0:2 = "mtf.top_k"(%x) {dim = "v", bytes_per_device = 96 : i64} : (!mtf.tensor<b=2@(), v=16@x, f32>) -> (!mtf.tensor<b=2@(), k=2@(), f32>, !mtf.tensor<b=2@(), k=2@(), i32>)
   return %0#0, %0#1 : !mtf.tensor<b=2@(), k=2@(), f32>, !mtf.tensor<b=2@(), k=2@(), i32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// cumsum along v split over x: each device scans its block of 4 (a reduce_window over the
+// whole block), all-gathers its block total over x, sums the totals of the blocks before its
+// own (masked by its x coordinate) and adds that to its scan: one value per device crosses.
+// CHECK-LABEL: func.func public @cumsum_along_a_split_dim
+// CHECK: %[[S:.*]] = "stablehlo.reduce_window"(%arg1, %{{.*}}) <{padding = dense<{{\[\[}}0, 0], [3, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 4>, window_strides = array<i64: 1, 1>}>
+// CHECK: %[[T:.*]] = stablehlo.slice %[[S]] [0:2, 3:4] : (tensor<2x4xf32>) -> tensor<2x1xf32>
+// CHECK: "stablehlo.all_gather"(%[[T]]) <{all_gather_dim = 1 : i64, {{.*}}replica_groups = dense<{{\[\[}}0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> : (tensor<2x1xf32>) -> tensor<2x4xf32>
+// CHECK: stablehlo.compare  LT, %{{.*}}, %{{.*}},  SIGNED : (tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<2x4xi1>
+// CHECK: %[[P:.*]] = stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.add across dimensions = [1] : (tensor<2x4xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[P]], dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>
+// CHECK: stablehlo.add %[[B]], %[[S]] : tensor<2x4xf32>
+func.func @cumsum_along_a_split_dim(%x: !mtf.tensor<b=2@(), v=16@x, f32>) -> !mtf.tensor<b=2@(), v=16@x, f32> {
+  %0 = "mtf.cumsum"(%x) {dim = "v", bytes_per_device = 24 : i64} : (!mtf.tensor<b=2@(), v=16@x, f32>) -> !mtf.tensor<b=2@(), v=16@x, f32>
+  return %0 : !mtf.tensor<b=2@(), v=16@x, f32>
+}

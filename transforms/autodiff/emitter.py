@@ -174,8 +174,8 @@ class Emitter:
             return x
         return self.emit_inferred(PadOp, [x], {"dim": dim, "low": int(low), "high": int(high), "value": 0.0})
 
-    def shift(self, x, dim: str, offset: int, wrap: bool) -> ir.Value:
-        return self.emit_inferred(ShiftOp, [x], {"dim": dim, "offset": int(offset), "wrap": bool(wrap), "fill": 0.0})
+    def shift(self, x, dim: str, offset: int, wrap: bool, fill: float = 0.0) -> ir.Value:
+        return self.emit_inferred(ShiftOp, [x], {"dim": dim, "offset": int(offset), "wrap": bool(wrap), "fill": fill})
 
     def one_hot(self, ids, depth: Dimension, element_type: str) -> ir.Value:
         t = type_of(ids)

@@ -82,13 +82,14 @@ def _ops_within(block, repeats: int | None):
 
 def _halo_record(fn, op) -> CollectiveRecord:
     """The halo exchange of `op` (a shift along a split dim): along its halo dims' axes; or
-    the all_gather of a selection's candidates along its split dim (top_k, argmax)."""
+    the all_gather of what an op along a split dim merges (a selection's candidates, a
+    scan's block totals)."""
     operand = TensorType.from_mlir(op.operation.operands[0].type)
     if hasattr(op, "merged_dims"):
         dims = tuple(op.merged_dims())
         axes = tuple(a for d in dims for a in operand.dim(d).axes or ())
         return CollectiveRecord(function_name(fn), op.operation.results[0].get_name(), "all_gather", axes,
-                                f"{op.short_name} candidates, dim={', '.join(dims)}",
+                                f"{op.short_name} {op.MERGED}, dim={', '.join(dims)}",
                                 ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, str(operand),
                                 format_location(op.location), provenance_of(op), dims)
     halos = op.halos()

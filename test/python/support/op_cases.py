@@ -317,6 +317,17 @@ case("one_hot", "one_hot", [Arg("ids", (B, S), "i32", "ids", -2, 19)],
 case("top_k", "top_k", [f32("x", [B, D], "nan"), f32("y", [B, S], "wide")],
      lambda m, x, y: (*mi.top_k(x, "d", Dim("kd", 4)), *mi.top_k(mi.floor(y), "s", Dim("ks", 8)),
                       mi.top_k(x, "b", Dim("kb", 1))[1]), split=("d", "b", "s", "kd"), tol=EXACT)
+# Scans along split dims: every variant, f32 (NaN, exact sums and products of partial
+# totals in another order) and i32 (exact).
+case("cumsum_cumprod", "cumsum cumprod", [f32("x", [B, D], "nan"), Arg("n", (B, S), "i32", "int", -2, 3)],
+     lambda m, x, n: (mi.cumsum(x, "d"), mi.cumsum(x, "b", exclusive=True, reverse=True),
+                      mi.cumprod(x * 0.1 + 1.0, "d", reverse=True), mi.cumprod(x * 0.1 + 1.0, "b", exclusive=True),
+                      mi.cumsum(n, "s", reverse=True), mi.cumprod(n, "s", exclusive=True)),
+     split=("d", "b", "s"), tol=SUM)
+# Sampling: the same samples under every layout (a fixed and a runtime seed).
+case("categorical", "categorical", [f32("logits", [B, C]), _seed],
+     lambda m, logits, seed: (mi.categorical(logits, "c", 11), mi.categorical(logits, "c", seed, temperature=0.5)),
+     split=("c", "b"), tol=EXACT)
 case("argmax_argmin", "argmax argmin", [f32("x", [B, D], "nan"), Arg("n", (B, S), "i32", "int", -3, 3)],
      lambda m, x, n: (mi.argmax(x, "d"), mi.argmin(x, "b"), mi.argmax(n, "s"), mi.argmin(n, "s")),
      split=("d", "s", "b"), tol=EXACT)

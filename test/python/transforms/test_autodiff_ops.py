@@ -143,6 +143,10 @@ CASES = [
     Case("top_k_argmax", [arg("x", "ac")],
          lambda x: mi.top_k(x, "c", mi.Dim("k", 2))[0] * mi.cast(mi.argmax(x, "c") + mi.argmin(x, "c"), "f64"),
          lambda x: jax.lax.top_k(x, 2)[0] * (jnp.argmax(x, axis=1) + jnp.argmin(x, axis=1))[:, None].astype(x.dtype)),
+    Case("cumsum_cumprod", [arg("x", "ac")],
+         lambda x: mi.cumsum(x, "c", reverse=True) * mi.cumprod(x, "c", exclusive=True),
+         lambda x: jax.lax.cumsum(x, axis=1, reverse=True)
+         * jnp.concatenate([jnp.ones_like(x[:, :1]), jax.lax.cumprod(x, axis=1)[:, :-1]], axis=1)),
     Case("iota_constant_random", [arg("x", "ac")],
          lambda x: x * mi.iota(D("ac"), "c", "f64") + mi.random_normal(D("ac"), 7, dtype="f64") + 2.0,
          lambda x: x * jnp.arange(4.0)[None, :] + RANDOM + 2.0),
