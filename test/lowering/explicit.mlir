@@ -168,18 +168,17 @@ func.func @no_mesh(%a: !mtf.tensor<d=4, f32>) -> !mtf.tensor<d=4, f32> {
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// top_k along v split over x: each device sorts its block of 4 (keys, global indices from
-// its block offset, values), keeps its first 2, all-gathers those 2 values and 2 indices over
-// x (in block order), and sorts the 8 candidates again: the bytes grow with k, not with v.
+// top_k along v split over x: each device takes its block's first 2 (chlo.top_k, jax's
+// own op), adds its block offset to their indices, all-gathers those 2 values and 2 indices
+// over x (in block order), and sorts the 8 candidates stably by total-order key: the bytes
+// grow with k, not with v.
 // CHECK-LABEL: func.func public @top_k_along_a_split_dim
-// CHECK: %[[S:.*]]:3 = "stablehlo.sort"({{.*}}) <{dimension = 1 : i64, is_stable = true}>
-// CHECK: stablehlo.compare GT, {{.*}}, SIGNED
-// CHECK: }) : (tensor<2x4xi32>, tensor<2x4xi32>, tensor<2x4xf32>) -> (tensor<2x4xi32>, tensor<2x4xi32>, tensor<2x4xf32>)
-// CHECK: %[[V:.*]] = stablehlo.slice %[[S]]#2 [0:2, 0:2] : (tensor<2x4xf32>) -> tensor<2x2xf32>
-// CHECK: %[[I:.*]] = stablehlo.slice %[[S]]#1 [0:2, 0:2] : (tensor<2x4xi32>) -> tensor<2x2xi32>
-// CHECK: "stablehlo.all_gather"(%[[V]]) <{all_gather_dim = 1 : i64, {{.*}}replica_groups = dense<{{\[\[}}0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> : (tensor<2x2xf32>) -> tensor<2x8xf32>
+// CHECK: %[[T:.*]]:2 = "chlo.top_k"(%arg1) {k = 2 : i64} : (tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+// CHECK: %[[I:.*]] = stablehlo.add %[[T]]#1, %{{.*}} : tensor<2x2xi32>
+// CHECK: "stablehlo.all_gather"(%[[T]]#0) <{all_gather_dim = 1 : i64, {{.*}}replica_groups = dense<{{\[\[}}0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> : (tensor<2x2xf32>) -> tensor<2x8xf32>
 // CHECK: "stablehlo.all_gather"(%[[I]]) {{.*}} : (tensor<2x2xi32>) -> tensor<2x8xi32>
-// CHECK: "stablehlo.sort"
+// CHECK: "stablehlo.sort"({{.*}}) <{dimension = 1 : i64, is_stable = true}>
+// CHECK: stablehlo.compare GT, {{.*}}, SIGNED
 // CHECK: }) : (tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xf32>) -> (tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xf32>)
 func.func @top_k_along_a_split_dim(%x: !mtf.tensor<b=2@(), v=16@x, f32>) -> (!mtf.tensor<b=2@(), k=2@(), f32>, !mtf.tensor<b=2@(), k=2@(), i32>) {
   %0:2 = "mtf.top_k"(%x) {dim = "v", bytes_per_device = 96 : i64} : (!mtf.tensor<b=2@(), v=16@x, f32>) -> (!mtf.tensor<b=2@(), k=2@(), f32>, !mtf.tensor<b=2@(), k=2@(), i32>)
