@@ -214,8 +214,9 @@ class _FunctionRewriter:
         name = op.operation.name
         halos = self._keep_halos(op, why.get(WHOLE_KEY))
         whole = [d for d in op.whole_dims() if d not in halos]
+        kept_operands, kept_results = op.kept_split_values()
         for dim in whole:
-            self._gather_operands(op, dim, why.get(WHOLE_KEY))
+            self._gather_operands(op, dim, why.get(WHOLE_KEY), kept_operands)
         for k, v in enumerate(op.operation.operands):
             # A pending value with several uses is reduced once and shared (Mesh-TensorFlow's
             # lazy all-reduce caches its reduction): one all_reduce instead of one per use.
@@ -233,11 +234,15 @@ class _FunctionRewriter:
                 op.operation.operands[k] = self._reduced(op.operation.operands[k], op, loc, name,
                                                          f"{name} cannot compute on a pending value")
         types = [_type(v) for v in op.operation.operands]
-        for result in op.operation.results:
+        for i, result in enumerate(op.operation.results):
             t = _type(result)
             axes, reduction = result_partial(op, types, t)
             final = t.with_partial(axes, reduction)
-            computed = final.with_layout({d: () for d in whole})
+            if i in kept_results:  # computed in the kept operand's layout of the whole dims
+                source = types[min(kept_operands)]
+                computed = final.with_layout({d: source.dim(d).axes or () for d in whole})
+            else:
+                computed = final.with_layout({d: () for d in whole})
             result.set_type(computed.to_mlir())
             if axes and self.explain:  # made pending here, and/or kept pending through a linear op
                 self.pending[result] = Provenance.merged(
@@ -291,11 +296,12 @@ class _FunctionRewriter:
                     del attrs[name]  # gathered: the op itself sends nothing
         return halos
 
-    def _gather_operands(self, op, dim: str, why: Provenance | None) -> None:
-        """Make `dim` whole in every operand (ops that cut or join along it need it so)."""
+    def _gather_operands(self, op, dim: str, why: Provenance | None, kept=frozenset()) -> None:
+        """Make `dim` whole in every operand but the `kept` ones (ops that cut or join along it
+        need it so)."""
         for k, v in enumerate(op.operation.operands):
             t = _type(v)
-            if t.has(dim) and t.dim(dim).axes:
+            if k not in kept and t.has(dim) and t.dim(dim).axes:
                 op.operation.operands[k] = self._emit_steps(v, t.with_layout({dim: ()}), op, op.location,
                                                             why=lambda: whole_dim(op, dim, why))
 

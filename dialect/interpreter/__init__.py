@@ -4,5 +4,5 @@ It is the oracle of the tests and a debugging tool: a program means what it comp
 device, so layouts and `partial` are ignored and every collective is the identity.
 """
 # The family files register the "interpret" rules; import them all so every op has its rule.
-from . import collectives, contraction, creation, cumulative, elementwise, indexing, loops, selection, shape  # noqa: F401
+from . import collectives, contraction, creation, cumulative, dynamic, elementwise, indexing, loops, selection, shape  # noqa: F401
 from .evaluator import interpret, run_function  # noqa: F401

@@ -1,5 +1,5 @@
 """Python op classes of the `mtf` dialect, registered with MLIR on import."""
-from . import collectives, contraction, creation, cumulative, elementwise, indexing, loops, selection, shape  # noqa: F401
+from . import collectives, contraction, creation, cumulative, dynamic, elementwise, indexing, loops, selection, shape  # noqa: F401
 from .base import OP_CLASSES, MtfDialect, MtfOp, tensor_type_of  # noqa: F401
 from .collectives import (  # noqa: F401
     AllGatherOp,
@@ -16,6 +16,7 @@ from .collectives import (  # noqa: F401
 from .contraction import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp  # noqa: F401
 from .creation import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp  # noqa: F401
 from .cumulative import CumprodOp, CumsumOp  # noqa: F401
+from .dynamic import DynamicSliceOp, DynamicUpdateSliceOp  # noqa: F401
 from .elementwise import BINARY_CLASSES, COMPARE_CLASSES, UNARY_CLASSES, CastOp, SelectOp  # noqa: F401
 from .indexing import GatherOp, OneHotOp  # noqa: F401
 from .loops import LoopOp, ScanOp, WhileOp, YieldOp  # noqa: F401

@@ -180,6 +180,13 @@ class MtfOp(ir.OpView):
         """The dims named by WHOLE_DIM_ATTRS."""
         return [self.attr(a) for a in self.WHOLE_DIM_ATTRS]
 
+    def kept_split_values(self) -> tuple[frozenset[int], frozenset[int]]:
+        """(operand indices, result indices) that keep the whole dims split, because the op
+        itself merges or writes their blocks (a dynamic slice's operand; a dynamic update's
+        operand and result); none by default. A kept result takes its first kept operand's
+        layout of those dims."""
+        return frozenset(), frozenset()
+
     def halos(self) -> dict[str, tuple[int, int]]:
         """Whole dims the op reads only near each position (a shift, later a window), each
         with its reach `(low, high)`: the rows before and after a block its computation reads.

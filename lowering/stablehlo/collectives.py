@@ -45,7 +45,8 @@ def groups_attr(groups) -> str:
     return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
 
 
-def _group_attrs(b: hlo.Builder, p: FunctionLowering, axes) -> dict:
+def group_attrs(b: hlo.Builder, p: FunctionLowering, axes) -> dict:
+    """A collective's channel, replica groups over `axes` and global device ids."""
     return {
         "channel_handle": b.channel_handle(),
         "replica_groups": groups_attr(replica_groups(p.mesh, axes)),
@@ -66,7 +67,7 @@ def all_reduce(p: FunctionLowering, op) -> Local:
 
     def reduce(v: Local) -> Local:
         region = hlo.reduction_region(b, kind, v.elem)
-        return b.op("all_reduce", [v], v.shape, v.elem, _group_attrs(b, p, op.attr("axes")), region)
+        return b.op("all_reduce", [v], v.shape, v.elem, group_attrs(b, p, op.attr("axes")), region)
 
     return total_order.through_keys(b, x, kind, reduce)
 
@@ -77,7 +78,7 @@ def all_gather(p: FunctionLowering, op) -> Local:
     if _group_size(p, op) == 1:
         return x
     b, axis = p.b, op.input_type.index(op.attr("dim"))
-    attrs = {"all_gather_dim": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
+    attrs = {"all_gather_dim": f"{axis} : i64", **group_attrs(b, p, op.attr("axes"))}
     return b.op("all_gather", [x], p.shape(op.result_type), x.elem, attrs)
 
 
@@ -87,7 +88,7 @@ def gather_along(p: FunctionLowering, v: Local, axis: int, axes) -> Local:
     groups = replica_groups(p.mesh, axes)
     shape = list(v.shape)
     shape[axis] *= len(groups[0])
-    attrs = {"all_gather_dim": f"{axis} : i64", **_group_attrs(p.b, p, axes)}
+    attrs = {"all_gather_dim": f"{axis} : i64", **group_attrs(p.b, p, axes)}
     return p.b.op("all_gather", [v], shape, v.elem, attrs)
 
 
@@ -100,7 +101,7 @@ def reduce_scatter(p: FunctionLowering, op) -> Local:
 
     def reduce(v: Local) -> Local:
         region = hlo.reduction_region(b, kind, v.elem)
-        attrs = {"scatter_dimension": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
+        attrs = {"scatter_dimension": f"{axis} : i64", **group_attrs(b, p, op.attr("axes"))}
         return b.op("reduce_scatter", [v], p.shape(op.result_type), v.elem, attrs, region)
 
     return total_order.through_keys(b, x, kind, reduce)

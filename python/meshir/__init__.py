@@ -59,6 +59,9 @@ from meshir.api.ops.elementwise import (
     logistic, maximum, minimum, mul, neg, not_equal, pow, relu, rsqrt, select, sigmoid, sign, sin,
     sqrt, stop_gradient, sub, tanh, where,
 )
+from meshir.api.ops.dynamic import (
+    dynamic_slice, dynamic_update_slice,
+)
 from meshir.api.ops.indexing import (
     gather, one_hot,
 )
@@ -98,7 +101,7 @@ __all__ = [
     "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration", "categorical",
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "cumprod", "cumsum", "current_program", "custom_gradient",
-    "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "einsum",
+    "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
     "equal", "erf", "exp", "explain", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
     "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm",
     "layout_table", "LayoutRules", "less", "less_equal", "log", "log_softmax", "logistic",

@@ -932,3 +932,30 @@ func.func @cumprod_unknown_dim(%a: !mtf.tensor<b=4, v=8, f32>) {
   %0 = "mtf.cumprod"(%a) {dim = "w"} : (!mtf.tensor<b=4, v=8, f32>) -> !mtf.tensor<b=4, v=8, f32>
   return
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @dynamic_slice_start_not_i32(%a: !mtf.tensor<b=4, v=8, f32>, %s: !mtf.tensor<i64>) {
+  // expected-error @+1 {{'mtf.dynamic_slice' op start must be a 0-d i32 tensor, got !mtf.tensor<i64>}}
+  %0 = "mtf.dynamic_slice"(%a, %s) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>, !mtf.tensor<i64>) -> !mtf.tensor<b=4, v=2, f32>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @dynamic_slice_window_too_large(%a: !mtf.tensor<b=4, v=8, f32>, %s: !mtf.tensor<i32>) {
+  // expected-error @+1 {{'mtf.dynamic_slice' op the result's 'v' has size 9, not in [1, 8] (the operand's)}}
+  %0 = "mtf.dynamic_slice"(%a, %s) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=4, v=9, f32>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @dynamic_update_slice_other_dim_differs(%a: !mtf.tensor<b=4, v=8, f32>, %u: !mtf.tensor<b=2, v=1, f32>, %s: !mtf.tensor<i32>) {
+  // expected-error @+1 {{'mtf.dynamic_update_slice' op 'b' has size 4 in the operand but 2 in the update}}
+  %0 = "mtf.dynamic_update_slice"(%a, %u, %s) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>, !mtf.tensor<b=2, v=1, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=4, v=8, f32>
+  return
+}

@@ -219,6 +219,15 @@ func.func @cumulative_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>) {
   return
 }
 
+// CHECK-LABEL: func.func @dynamic_window_ops
+func.func @dynamic_window_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>, %u: !mtf.tensor<b=8@x, v=1, f32>, %s: !mtf.tensor<i32>) {
+  // CHECK: "mtf.dynamic_slice"(%arg0, %arg2) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=8@x, v=3, f32>
+  %0 = "mtf.dynamic_slice"(%x, %s) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=8@x, v=3, f32>
+  // CHECK: "mtf.dynamic_update_slice"(%arg0, %arg1, %arg2) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>, !mtf.tensor<b=8@x, v=1, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=8@x, v=100@y, f32>
+  %1 = "mtf.dynamic_update_slice"(%x, %u, %s) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>, !mtf.tensor<b=8@x, v=1, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=8@x, v=100@y, f32>
+  return
+}
+
 // CHECK-LABEL: func.func @shard_constrains_layout
 func.func @shard_constrains_layout(%a: !mtf.tensor<b=8, d=16, f32>) {
   // CHECK: "mtf.shard"(%arg0) : (!mtf.tensor<b=8, d=16, f32>) -> !mtf.tensor<b=8@x, d=16@y, f32>

@@ -204,3 +204,22 @@ func.func @cumsum_along_a_split_dim(%x: !mtf.tensor<b=2@(), v=16@x, f32>) -> !mt
   %0 = "mtf.cumsum"(%x) {dim = "v", bytes_per_device = 24 : i64} : (!mtf.tensor<b=2@(), v=16@x, f32>) -> !mtf.tensor<b=2@(), v=16@x, f32>
   return %0 : !mtf.tensor<b=2@(), v=16@x, f32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// dynamic_slice of 3 along v split over x: the start is wrapped (negative) and clamped into
+// [0, 13]; each device pads its block of 4 with 3 zeros on each side, cuts the window at
+// start - offset + 3, and one all_reduce over x adds the owners' parts (the window only).
+// CHECK-LABEL: func.func public @dynamic_slice_along_a_split_dim
+// CHECK: stablehlo.select
+// CHECK: stablehlo.minimum
+// CHECK: stablehlo.maximum
+// CHECK: %[[P:.*]] = stablehlo.pad %arg{{[0-9]+}}, %{{.*}}, low = [0, 3], high = [0, 3], interior = [0, 0] : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x10xf32>
+// CHECK: %[[W:.*]] = stablehlo.dynamic_slice %[[P]], %{{.*}}, %{{.*}}, sizes = [2, 3] : (tensor<2x10xf32>, tensor<i32>, tensor<i32>) -> tensor<2x3xf32>
+// CHECK: "stablehlo.all_reduce"(%[[W]]) {{.*}}replica_groups = dense<{{\[\[}}0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>
+func.func @dynamic_slice_along_a_split_dim(%x: !mtf.tensor<b=2@(), v=16@x, f32>, %s: !mtf.tensor<i32>) -> !mtf.tensor<b=2@(), v=3@(), f32> {
+  %0 = "mtf.dynamic_slice"(%x, %s) {dim = "v", bytes_per_device = 36 : i64} : (!mtf.tensor<b=2@(), v=16@x, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=2@(), v=3@(), f32>
+  return %0 : !mtf.tensor<b=2@(), v=3@(), f32>
+}

@@ -29,7 +29,7 @@ from meshir.dialect.ops import LoopOp, MtfOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
-from . import calls, contraction, cumulative, elementwise, indexing, layout, loops, selection, shape  # noqa: F401  (register the rules)
+from . import calls, contraction, cumulative, dynamic, elementwise, indexing, layout, loops, selection, shape  # noqa: F401  (register the rules)
 from .emitter import Emitter, free, type_of
 from .rules import differentiable
 

@@ -88,7 +88,8 @@ def _halo_record(fn, op) -> CollectiveRecord:
     if hasattr(op, "merged_dims"):
         dims = tuple(op.merged_dims())
         axes = tuple(a for d in dims for a in operand.dim(d).axes or ())
-        return CollectiveRecord(function_name(fn), op.operation.results[0].get_name(), "all_gather", axes,
+        return CollectiveRecord(function_name(fn), op.operation.results[0].get_name(),
+                                getattr(op, "MERGE_KIND", "all_gather"), axes,
                                 f"{op.short_name} {op.MERGED}, dim={', '.join(dims)}",
                                 ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, str(operand),
                                 format_location(op.location), provenance_of(op), dims)

@@ -103,10 +103,15 @@ def whole_provenance(rule: OpRule, values, solver: Solver, needs: dict[int, Tens
     its result again: the statements that split those dims in its operands and result."""
     name, sources = rule.op.operation.name, []
     whole = rule.op.whole_dims()
-    for vid in rule.operands:
-        sources += [source_of(values, solver, (vid, d), needs[vid].dim(d).axes) for d in whole if needs[vid].dim(d).axes]
-    for vid in rule.results:
-        sources += [source_of(values, solver, (vid, d), solver.final((vid, d))) for d in whole if solver.final((vid, d))]
+    kept_operands, kept_results = rule.op.kept_split_values()
+    for k, vid in enumerate(rule.operands):
+        if k not in kept_operands:
+            sources += [source_of(values, solver, (vid, d), needs[vid].dim(d).axes) for d in whole
+                        if needs[vid].has(d) and needs[vid].dim(d).axes]
+    for k, vid in enumerate(rule.results):
+        if k not in kept_results:
+            sources += [source_of(values, solver, (vid, d), solver.final((vid, d))) for d in whole
+                        if solver.final((vid, d))]
     if not sources:
         return None
     dims = tuple(dict.fromkeys(s.dim for s in sources))

@@ -328,6 +328,13 @@ case("cumsum_cumprod", "cumsum cumprod", [f32("x", [B, D], "nan"), Arg("n", (B, 
 case("categorical", "categorical", [f32("logits", [B, C]), _seed],
      lambda m, logits, seed: (mi.categorical(logits, "c", 11), mi.categorical(logits, "c", seed, temperature=0.5)),
      split=("c", "b"), tol=EXACT)
+# Windows at a runtime start (inside, across blocks, clamped past the end), along split dims.
+case("dynamic_slices", "dynamic_slice dynamic_update_slice",
+     [f32("x", [B, D], "nan"), Arg("start", (), "i32", "int", -4, 36), f32("u", [B, Dim("d", 8)])],
+     lambda m, x, start, u: (mi.dynamic_slice(x, "d", start, 5), mi.dynamic_slice(x, "b", start - 3, 16),
+                             mi.dynamic_update_slice(x, "d", start, u),
+                             mi.dynamic_update_slice(x, "d", 30, mi.dynamic_slice(u, "d", start, 3))),
+     split=("d", "b"), tol=EXACT, check_rules=False)  # a window of 5 or 3 comes out without the rule's axes
 case("argmax_argmin", "argmax argmin", [f32("x", [B, D], "nan"), Arg("n", (B, S), "i32", "int", -3, 3)],
      lambda m, x, n: (mi.argmax(x, "d"), mi.argmin(x, "b"), mi.argmax(n, "s"), mi.argmin(n, "s")),
      split=("d", "s", "b"), tol=EXACT)

@@ -147,6 +147,10 @@ CASES = [
          lambda x: mi.cumsum(x, "c", reverse=True) * mi.cumprod(x, "c", exclusive=True),
          lambda x: jax.lax.cumsum(x, axis=1, reverse=True)
          * jnp.concatenate([jnp.ones_like(x[:, :1]), jax.lax.cumprod(x, axis=1)[:, :-1]], axis=1)),
+    Case("dynamic_slices", [arg("x", "ac")],
+         lambda x: mi.dynamic_update_slice(x, "c", 1, mi.dynamic_slice(x, "c", 2, 2) * 3.0) * x,
+         lambda x: jax.lax.dynamic_update_slice_in_dim(x, jax.lax.dynamic_slice_in_dim(x, 2, 2, axis=1) * 3.0, 1,
+                                                       axis=1) * x),
     Case("iota_constant_random", [arg("x", "ac")],
          lambda x: x * mi.iota(D("ac"), "c", "f64") + mi.random_normal(D("ac"), 7, dtype="f64") + 2.0,
          lambda x: x * jnp.arange(4.0)[None, :] + RANDOM + 2.0),
