@@ -165,7 +165,9 @@ def test_calibrate_fit_reproduces_its_own_samples_loosely(calibration):
         samples = [s for s in calibration.samples if s.axis == axis]
         measured = np.array([s.seconds for s in samples])
         fitted = np.array([calibration.predicted(s) for s in samples])
-        assert fitted.sum() == pytest.approx(measured.sum(), rel=0.9)
+        # abs: on a loaded machine every sample of an axis can measure 0 s (the calibration
+        # clamps a time below its overhead to 0), and the fit then leaves a few ps
+        assert fitted.sum() == pytest.approx(measured.sum(), rel=0.9, abs=1e-9)
         assert np.all(fitted >= 0)
 
 
