@@ -48,8 +48,8 @@ def cumulative_along_whole_dim(p, op) -> Local:
     """cumsum/cumprod with their dim constrained whole first. XLA's partitioner scans a split
     dim by padding halos of the scan's operand, and shares those halos between two scans of
     one operand whatever their init value: cumsum and cumprod of one array along a split dim
-    give zeros for the product (jax.jit with NamedSharding does too, jax 0.10.2;
-    docs/decisions.md). XLA gathers the dim for a whole-block window anyway."""
+    give zeros for the product (jax.jit with NamedSharding does too with jax 0.10.2; fixed
+    by 0.12.0.1; docs/decisions.md). XLA gathers the dim for a whole-block window anyway."""
     (x,) = p.operands(op)
     whole = op.input_type.with_layout({op.attr("dim"): ()})
     return cumulative.scan_of(p, op, p.after.constrain(x, whole))
