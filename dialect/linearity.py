@@ -32,9 +32,8 @@ def lazy_operands(op, operand_types: list[TensorType], result: TensorType) -> li
         return pending
     first = next(t for t in operand_types if t.partial)
     kind, axes = first.partial_reduction, first.partial
-    split_axes = {a for t in operand_types + [result] for d in t.dims for a in d.axes or ()}
     rules = op.linear_rules() if hasattr(op, "linear_rules") else {}
-    if split_axes & set(axes) or kind not in rules:
+    if _split_axes(operand_types + [result]) & set(axes) or kind not in rules:
         return [False] * len(operand_types)
     rule = rules[kind]
     if rule in ("alike", "summands"):
@@ -68,7 +67,11 @@ def joined_sums(op, operand_types: list[TensorType], result: TensorType) -> tupl
         union += [a for a in t.partial if a not in union]
     if all(set(t.partial) == set(union) for t in operand_types):
         return None
-    split_axes = {a for t in operand_types + [result] for d in t.dims for a in d.axes or ()}
-    if split_axes & set(union) or any(not t.partial and t.dims for t in operand_types):
+    if _split_axes(operand_types + [result]) & set(union) or any(not t.partial and t.dims for t in operand_types):
         return None
     return tuple(union)
+
+
+def _split_axes(types: list[TensorType]) -> set[str]:
+    """The mesh axes that split some dim of `types` (a pending sum cannot be pending over them)."""
+    return {a for t in types for d in t.dims for a in d.axes or ()}

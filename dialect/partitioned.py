@@ -68,17 +68,18 @@ def _problem(op, mesh) -> str | None:
     if any(h.fits for h in halos.values()) and "bytes_per_device" not in op.operation.attributes:
         return "halo exchange without bytes_per_device"
     kept_operands, kept_results = op.kept_split_values()
+    kept, whole = [], []  # the values that keep the whole dims split, and the others
+    for values, kept_indices in ((operands, kept_operands), (results, kept_results)):
+        for k, t in enumerate(values):
+            (kept if k in kept_indices else whole).append(t)
     for dim in op.whole_dims():
         halo = halos.get(dim)
         if halo is not None and halo.fits:
             continue
         why = f" (a halo of {max(halo.low, halo.high)} rows does not fit in blocks of {halo.block})" if halo else ""
-        kept = [t for k, t in enumerate(operands) if k in kept_operands] + \
-               [t for k, t in enumerate(results) if k in kept_results]
         if len({t.dim(dim).axes for t in kept}) > 1:
             return f"'{dim}' must be laid out alike in the values that keep it split: {', '.join(map(str, kept))}"
-        for t in [t for k, t in enumerate(operands) if k not in kept_operands] + \
-                 [t for k, t in enumerate(results) if k not in kept_results]:
+        for t in whole:
             if t.has(dim) and t.dim(dim).axes:
                 return f"'{dim}' must be whole on every device, got @{format_axes(t.dim(dim).axes)} in {t}{why}"
     problem = _layouts_disagree(op, operands, results, mesh_shape, halos)

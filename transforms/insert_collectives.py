@@ -286,10 +286,10 @@ class _FunctionRewriter:
                 exchange = halo_exchange(op, tuple(halos), why)
                 attrs[PROVENANCE_ATTR] = exchange.to_attribute()
                 self.remarks.append(remark(op, sent, exchange, HALO_EXCHANGE))
-        elif hasattr(op, "merge_bytes") and op.merge_bytes(types[0], self.mesh):
+        elif merged := op.merge_bytes(types[0], self.mesh):
             # An op along a split dim that merges what each device found: a selection's
-            # candidates, a scan's block totals (dialect/ops/selection.py, cumulative.py).
-            attrs["bytes_per_device"] = to_attribute(op.merge_bytes(types[0], self.mesh))
+            # candidates, a scan's block totals, a slice's window (MtfOp.merged_dims).
+            attrs["bytes_per_device"] = to_attribute(merged)
         else:
             for name in ("bytes_per_device", PROVENANCE_ATTR):
                 if name in attrs:

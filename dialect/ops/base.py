@@ -7,6 +7,8 @@ per-op verifiers only state their own rules.
 """
 from __future__ import annotations
 
+import math
+
 from meshir._jax_private import ir, register_dialect, register_operation
 
 from ..diagnostics import VerifyError
@@ -186,6 +188,21 @@ class MtfOp(ir.OpView):
         operand and result); none by default. A kept result takes its first kept operand's
         layout of those dims."""
         return frozenset(), frozenset()
+
+    #: For an op with `merged_dims`: the collective kind and the detail (what it moves) the
+    #: compile report lists for its merge.
+    MERGE_KIND = "all_gather"
+    MERGED = ""
+
+    def merged_dims(self) -> list[str]:
+        """Dims the op computes along while they stay split, merging what each device found
+        with a collective of its own (a selection's candidates, a scan's block totals, a
+        slice's window); none by default."""
+        return []
+
+    def merge_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
+        """Bytes one device sends for that merge, given the operand's type; 0 by default."""
+        return 0
 
     def halos(self) -> dict[str, tuple[int, int]]:
         """Whole dims the op reads only near each position (a shift, later a window), each
@@ -395,6 +412,15 @@ def same_element_type(types: list[TensorType], what: str = "operands") -> str:
     if len(elems) > 1:
         raise VerifyError(f"{what} must have one element type, got {', '.join(sorted(elems))}")
     return types[0].element_type
+
+
+def shard_along(t: TensorType, dim: str, mesh_shape: dict[str, int]) -> tuple[int, int, int]:
+    """(devices that split `dim` of `t`, the shard's size along `dim`, the shard's elements
+    on the other dims): what a merge along a split dim moves per device is priced from."""
+    local = t.local_shape(mesh_shape)
+    n = math.prod(mesh_shape[a] for a in t.dim(dim).axes or ())
+    others = math.prod(s for d, s in zip(t.dims, local) if d.name != dim)
+    return n, local[t.index(dim)], others
 
 
 def names_text(names) -> str:

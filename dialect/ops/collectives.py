@@ -261,22 +261,25 @@ class AllGatherOp(_CollectiveOp):
         return {attrs["dim"]: _without(result_axes(attrs["dim"]), axes) + axes}
 
 
-@mtf_op
-class AllSliceOp(_CollectiveOp):
-    """`mtf.all_slice {dim, axes}`: split `dim` further over `axes` (no data moves)."""
-
-    OPERATION_NAME = "mtf.all_slice"
-    ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
-    CHANGED_DIM_ATTRS = ("dim",)
+class _LocalCollectiveOp(_CollectiveOp):
+    """A collective that moves no data: each device keeps part of what it holds."""
 
     @classmethod
     def ring_bytes(cls, shard, n):
-        """Nothing: each device keeps a slice of what it holds."""
         return 0
 
     @classmethod
     def ring_steps(cls, n):
         return 0
+
+
+@mtf_op
+class AllSliceOp(_LocalCollectiveOp):
+    """`mtf.all_slice {dim, axes}`: split `dim` further over `axes` (each device keeps its slice)."""
+
+    OPERATION_NAME = "mtf.all_slice"
+    ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
+    CHANGED_DIM_ATTRS = ("dim",)
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -292,7 +295,7 @@ class AllSliceOp(_CollectiveOp):
 
 
 @mtf_op
-class AsPartialOp(_CollectiveOp):
+class AsPartialOp(_LocalCollectiveOp):
     """`mtf.as_partial {axes}`: the same value as a sum pending over `axes` too (no data moves).
 
     The first device of each group over `axes` keeps its value and the others hold zero, so
@@ -304,15 +307,6 @@ class AsPartialOp(_CollectiveOp):
     OPERATION_NAME = "mtf.as_partial"
     ATTRIBUTES = {"axes": "axes", **BYTES}
     MEMORY = "in_place"
-
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        """Nothing: each device keeps its value or zeros it."""
-        return 0
-
-    @classmethod
-    def ring_steps(cls, n):
-        return 0
 
     @classmethod
     def result_of(cls, source, attrs):

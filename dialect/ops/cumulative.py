@@ -9,11 +9,9 @@ before it (after it, reversed) with its own scan: the bytes moved do not grow wi
 """
 from __future__ import annotations
 
-import math
-
 from ..diagnostics import VerifyError
 from ..tensor_type import TensorType
-from .base import BYTES, MtfOp, mtf_op
+from .base import BYTES, MtfOp, mtf_op, shard_along
 from .elementwise import NUMERIC
 
 
@@ -34,12 +32,7 @@ class _CumulativeOp(MtfOp):
     def merge_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
         """Bytes one device sends to gather its group's block totals (one element per device
         at every position of the other dims), 0 when `dim` is whole."""
-        dim = self.attr("dim")
-        n = math.prod(mesh_shape[a] for a in operand.dim(dim).axes or ())
-        if n == 1:
-            return 0
-        local = operand.local_shape(mesh_shape)
-        others = math.prod(s for d, s in zip(operand.dims, local) if d.name != dim)
+        n, _, others = shard_along(operand, self.attr("dim"), mesh_shape)
         return (n - 1) * others * operand.dtype.itemsize
 
     @classmethod

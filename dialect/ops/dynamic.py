@@ -12,11 +12,9 @@ no traffic beyond gathering the (small) update whole (docs/partitioning.md).
 """
 from __future__ import annotations
 
-import math
-
 from ..diagnostics import VerifyError
 from ..tensor_type import TensorType
-from .base import BYTES, MtfOp, mtf_op, names_text
+from .base import BYTES, MtfOp, mtf_op, names_text, shard_along
 
 
 def _check_start(t: TensorType) -> None:
@@ -46,9 +44,6 @@ class _WindowOp(MtfOp):
     PIECE_DIM_ATTRS = ("dim",)
     MEMORY = "materializes_operands"
 
-    def merged_dims(self) -> list[str]:
-        return [self.attr("dim")]
-
 
 @mtf_op
 class DynamicSliceOp(_WindowOp):
@@ -65,15 +60,14 @@ class DynamicSliceOp(_WindowOp):
         """The operand keeps `dim` split; the window is computed whole."""
         return frozenset({0}), frozenset()
 
+    def merged_dims(self) -> list[str]:
+        return [self.attr("dim")]
+
     def merge_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
         """The ring all-reduce of the window (whole along `dim`, split as x on the others)."""
-        dim = self.attr("dim")
-        n = math.prod(mesh_shape[a] for a in operand.dim(dim).axes or ())
-        if n == 1:
-            return 0
-        local = operand.local_shape(mesh_shape)
-        elements = math.prod(self.result_type.size(dim) if d.name == dim else s for d, s in zip(operand.dims, local))
-        return 2 * (n - 1) * elements * operand.dtype.itemsize // n
+        n, _, others = shard_along(operand, self.attr("dim"), mesh_shape)
+        window = others * self.result_type.size(self.attr("dim")) * operand.dtype.itemsize
+        return 2 * (n - 1) * window // n
 
     def verify_op(self, mesh):
         src, start = self.operand_types
@@ -97,9 +91,6 @@ class DynamicUpdateSliceOp(_WindowOp):
         """The operand and the result keep `dim` split (each device writes its part); the
         update is gathered whole."""
         return frozenset({0}), frozenset({0})
-
-    def merge_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
-        return 0
 
     def verify_op(self, mesh):
         src, update, start = self.operand_types

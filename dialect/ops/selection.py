@@ -11,11 +11,9 @@ them as `bytes_per_device`, docs/partitioning.md "Selection along a split dim").
 """
 from __future__ import annotations
 
-import math
-
 from ..diagnostics import VerifyError
 from ..tensor_type import TensorType
-from .base import BYTES, MtfOp, mtf_op, names_text
+from .base import BYTES, MtfOp, mtf_op, names_text, shard_along
 from .elementwise import NUMERIC
 
 
@@ -39,21 +37,13 @@ class _SelectOp(MtfOp):
         """The dim selected along: split, it stays split and the candidates are merged."""
         return [self.attr("dim")]
 
-    #: What the merge along a split dim gathers (the compile report's detail).
     MERGED = "candidates"
 
     def merge_bytes(self, operand: TensorType, mesh_shape: dict[str, int]) -> int:
         """Bytes one device sends to gather its group's candidates (k values and their i32
         indices per device, at every position of the other dims), 0 when `dim` is whole."""
-        dim = self.attr("dim")
-        axes = operand.dim(dim).axes or ()
-        n = math.prod(mesh_shape[a] for a in axes)
-        if n == 1:
-            return 0
-        local = operand.local_shape(mesh_shape)
-        others = math.prod(s for d, s in zip(operand.dims, local) if d.name != dim)
-        per_device = others * min(self.k, local[operand.index(dim)]) * (operand.dtype.itemsize + 4)
-        return (n - 1) * per_device
+        n, block, others = shard_along(operand, self.attr("dim"), mesh_shape)
+        return (n - 1) * others * min(self.k, block) * (operand.dtype.itemsize + 4)
 
     def _check_operand(self) -> TensorType:
         src = self.input_type

@@ -85,15 +85,42 @@ class Builder:
         """Emit `"stablehlo.<name>"(operands) ({region}) {attrs} : (types) -> type` and
         return its result; a `name` with a dialect prefix (`chlo.erf`) is taken as it is."""
         result = Local(self.fresh(), tuple(shape), elem)
+        self._emit(result.name, name, operands, result.type, attrs, region)
+        return result
+
+    def ops(self, name: str, operands, results, attrs: dict | None = None, region: str | None = None) -> list[Local]:
+        """`op` for an op with several results, `results` their (shape, elem) pairs: `%r:n =
+        ...` whose results are `%r#0` to `%r#n-1` (regions several: `region` is their text
+        joined by commas)."""
+        base = self.fresh()
+        out = [Local(f"{base}#{k}", tuple(shape), elem) for k, (shape, elem) in enumerate(results)]
+        self._emit(f"{base}:{len(out)}", name, operands, f"({', '.join(v.type for v in out)})", attrs, region)
+        return out
+
+    def _emit(self, head: str, name: str, operands, result_types: str, attrs, region) -> None:
         qualified = name if "." in name else f"stablehlo.{name}"
-        text = f'{result.name} = "{qualified}"({", ".join(v.name for v in operands)})'
+        text = f'{head} = "{qualified}"({", ".join(v.name for v in operands)})'
         if region:
             text += f" ({region})"
         if attrs:
             text += " {" + ", ".join(f"{k} = {v}" if v else k for k, v in attrs.items()) + "}"
-        text += f" : ({', '.join(v.type for v in operands)}) -> {result.type}"
+        text += f" : ({', '.join(v.type for v in operands)}) -> {result_types}"
         self.lines.append(text + (f" {self.location}" if self.location else ""))
-        return result
+
+
+def region_text(b: Builder, args: list[Local], make) -> str:
+    """The text of a region whose block arguments are `args` (fresh Locals): the ops that
+    `make(args)` emits through `b`, then a return of the Locals it gives."""
+    with b.region() as lines:
+        returned = make(args)
+    head = ", ".join(f"{a.name}: {a.type}" for a in args)
+    ret = f'"stablehlo.return"({", ".join(v.name for v in returned)}) : ({", ".join(v.type for v in returned)}) -> ()'
+    return "{\n^bb0(" + head + "):\n" + "\n".join("  " + line for line in lines + [ret]) + "\n}"
+
+
+def scalar_arguments(b: Builder, values) -> list[Local]:
+    """Fresh 0-d block arguments of the element types of `values`."""
+    return [Local(b.fresh(), (), v.elem) for v in values]
 
 
 # -- creation ---------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def groups_attr(groups) -> str:
     return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
 
 
-def group_attrs(b: hlo.Builder, p: FunctionLowering, axes) -> dict:
+def _group_attrs(b: hlo.Builder, p: FunctionLowering, axes) -> dict:
     """A collective's channel, replica groups over `axes` and global device ids."""
     return {
         "channel_handle": b.channel_handle(),
@@ -63,11 +63,17 @@ def all_reduce(p: FunctionLowering, op) -> Local:
     (x,) = p.operands(op)
     if _group_size(p, op) == 1:
         return x
-    b, kind = p.b, op.attr("reduction")
+    return reduce_over(p, x, op.attr("axes"), op.attr("reduction"))
+
+
+def reduce_over(p: FunctionLowering, x: Local, axes, kind: str) -> Local:
+    """An `all_reduce` (sum, max or min) of `x` over the group of `axes` (NaN winning a max
+    or min, total_order.py): a collective op's, or one an op along a split dim makes itself."""
+    b = p.b
 
     def reduce(v: Local) -> Local:
         region = hlo.reduction_region(b, kind, v.elem)
-        return b.op("all_reduce", [v], v.shape, v.elem, group_attrs(b, p, op.attr("axes")), region)
+        return b.op("all_reduce", [v], v.shape, v.elem, _group_attrs(b, p, axes), region)
 
     return total_order.through_keys(b, x, kind, reduce)
 
@@ -78,7 +84,7 @@ def all_gather(p: FunctionLowering, op) -> Local:
     if _group_size(p, op) == 1:
         return x
     b, axis = p.b, op.input_type.index(op.attr("dim"))
-    attrs = {"all_gather_dim": f"{axis} : i64", **group_attrs(b, p, op.attr("axes"))}
+    attrs = {"all_gather_dim": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
     return b.op("all_gather", [x], p.shape(op.result_type), x.elem, attrs)
 
 
@@ -88,7 +94,7 @@ def gather_along(p: FunctionLowering, v: Local, axis: int, axes) -> Local:
     groups = replica_groups(p.mesh, axes)
     shape = list(v.shape)
     shape[axis] *= len(groups[0])
-    attrs = {"all_gather_dim": f"{axis} : i64", **group_attrs(p.b, p, axes)}
+    attrs = {"all_gather_dim": f"{axis} : i64", **_group_attrs(p.b, p, axes)}
     return p.b.op("all_gather", [v], shape, v.elem, attrs)
 
 
@@ -101,7 +107,7 @@ def reduce_scatter(p: FunctionLowering, op) -> Local:
 
     def reduce(v: Local) -> Local:
         region = hlo.reduction_region(b, kind, v.elem)
-        attrs = {"scatter_dimension": f"{axis} : i64", **group_attrs(b, p, op.attr("axes"))}
+        attrs = {"scatter_dimension": f"{axis} : i64", **_group_attrs(b, p, op.attr("axes"))}
         return b.op("reduce_scatter", [v], p.shape(op.result_type), v.elem, attrs, region)
 
     return total_order.through_keys(b, x, kind, reduce)

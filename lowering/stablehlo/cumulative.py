@@ -43,7 +43,7 @@ def scan_of(p: FunctionLowering, op, x: Local) -> Local:
     """The op's result from its operand's value `x` (the shard, or gspmd.py's constrained value)."""
     b, src, kind = p.b, op.input_type, op.KIND
     elem = compute_element(x.elem)
-    x = hlo.convert(b, x, elem) if elem != x.elem else x
+    x = hlo.convert(b, x, elem)
     axis, reverse = src.index(op.attr("dim")), op.attr("reverse")
     n = x.shape[axis]
     scan = _scan(b, x, axis, kind, reverse)
@@ -59,5 +59,4 @@ def scan_of(p: FunctionLowering, op, x: Local) -> Local:
                             [axis], kind)
         kept = [i for i in range(x.rank) if i != axis]
         out = hlo.binary(b, _COMBINE[kind], hlo.broadcast_in_dim(b, prefix, out.shape, kept), out)
-    result = op.result_type.element_type
-    return hlo.convert(b, out, result) if result != elem else out
+    return hlo.convert(b, out, op.result_type.element_type)

@@ -18,7 +18,7 @@ from meshir.dialect.op_registry import rule
 from meshir.dialect.ops import DynamicSliceOp, DynamicUpdateSliceOp
 
 from . import builder as hlo
-from .collectives import group_attrs
+from .collectives import reduce_over
 from .context import FunctionLowering
 from .creation import global_iota
 from .types import Local
@@ -49,10 +49,7 @@ def dynamic_slice(p: FunctionLowering, op) -> Local:
         return hlo.dynamic_slice(b, x, _starts(b, x.rank, axis, start), shape)
     padded = hlo.pad(b, x, hlo.constant(b, 0, x.elem), axis, size, size)
     local = hlo.binary(b, "add", hlo.binary(b, "subtract", start, p.offsets(src)[axis]), hlo.constant(b, size, start.elem))
-    part = b.op("dynamic_slice", [padded, *_starts(b, x.rank, axis, local)], shape, x.elem,
-                {"slice_sizes": hlo.i64_array(shape)})
-    region = hlo.reduction_region(b, "sum", x.elem)
-    return b.op("all_reduce", [part], part.shape, part.elem, group_attrs(b, p, axes), region)
+    return reduce_over(p, hlo.dynamic_slice(b, padded, _starts(b, x.rank, axis, local), shape), axes, "sum")
 
 
 @rule("lower", DynamicUpdateSliceOp)
@@ -66,8 +63,7 @@ def dynamic_update_slice(p: FunctionLowering, op) -> Local:
     block = x.shape[axis]
     padded = hlo.pad(b, update, hlo.constant(b, 0, update.elem), axis, block, block)
     local = hlo.binary(b, "add", hlo.binary(b, "subtract", p.offsets(src)[axis], start), hlo.constant(b, block, start.elem))
-    piece = b.op("dynamic_slice", [padded, *_starts(b, x.rank, axis, local)], x.shape, x.elem,
-                 {"slice_sizes": hlo.i64_array(x.shape)})
+    piece = hlo.dynamic_slice(b, padded, _starts(b, x.rank, axis, local), x.shape)
     index = global_iota(p, src, axis)
     first = hlo.scalar_to(b, start, x.shape)
     after = hlo.scalar_to(b, hlo.binary(b, "add", start, hlo.constant(b, size, start.elem)), x.shape)

@@ -77,20 +77,9 @@ def while_(p: FunctionLowering, op) -> list[Local]:
 def while_loop(b: hlo.Builder, state: list[Local], cond, body) -> list[Local]:
     """`stablehlo.while` over `state`: `cond(args) -> i1 Local` and `body(args) -> state`,
     each called once, inside its own region."""
-    location = b.location
-    regions = []
-    for make in (lambda args: [cond(args)], body):
-        args = [Local(b.fresh(), v.shape, v.elem) for v in state]
-        with b.region() as lines:
-            returned = make(args)
-        head = ", ".join(f"{a.name}: {a.type}" for a in args)
-        ret = f'"stablehlo.return"({", ".join(v.name for v in returned)}) : ({", ".join(v.type for v in returned)}) -> ()'
-        regions.append("{\n^bb0(" + head + "):\n" + "\n".join("  " + line for line in lines + [ret]) + "\n}")
-    name = b.fresh()
-    types = ", ".join(v.type for v in state)
-    b.lines.append(f'{name}:{len(state)} = "stablehlo.while"({", ".join(v.name for v in state)}) '
-                   f'({", ".join(regions)}) : ({types}) -> ({types})' + (f" {location}" if location else ""))
-    return [Local(f"{name}#{k}", v.shape, v.elem) for k, v in enumerate(state)]
+    regions = [hlo.region_text(b, [Local(b.fresh(), v.shape, v.elem) for v in state], make)
+               for make in (lambda args: [cond(args)], body)]
+    return b.ops("while", state, [(v.shape, v.elem) for v in state], region=", ".join(regions))
 
 
 def _take(b: hlo.Builder, x: Local, i: Local, axis: int) -> Local:

@@ -22,7 +22,6 @@ from meshir.dialect.op_registry import rule
 from meshir.dialect.ops import ArgMaxOp, ArgMinOp, TopKOp
 
 from . import builder as hlo
-from .builder import tensor_text
 from .collectives import gather_along
 from .context import FunctionLowering
 from .creation import global_iota
@@ -47,25 +46,11 @@ def _keys(b: hlo.Builder, v: Local, op) -> Local:
 def _sorted(b: hlo.Builder, keys: Local, indices: Local, values: Local, axis: int, k: int) -> tuple[Local, Local]:
     """The first `k` (values, indices) along `axis` by descending integer `keys` (a stable sort,
     so equal keys keep their order)."""
-    scalars = [tensor_text((), v.elem) for v in (keys, keys, indices, indices, values, values)]
-    args = [b.fresh() for _ in scalars]
-    greater = b.fresh()
-    key_type = scalars[0]
-    region = (
-        "{\n^bb0(" + ", ".join(f"{a}: {t}" for a, t in zip(args, scalars)) + "):\n"
-        f'  {greater} = "stablehlo.compare"({args[0]}, {args[1]}) {{comparison_direction = '
-        f"#stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type "
-        f"{hlo.compare_type(keys.elem)}>}} : ({key_type}, {key_type}) -> tensor<i1>\n"
-        f'  "stablehlo.return"({greater}) : (tensor<i1>) -> ()\n}}'
-    )
-    name = b.fresh()
     operands = [keys, indices, values]
-    line = (f'{name}:3 = "stablehlo.sort"({", ".join(v.name for v in operands)}) ({region}) '
-            f"{{dimension = {axis} : i64, is_stable = true}} : ({', '.join(v.type for v in operands)}) -> "
-            f"({', '.join(v.type for v in operands)})")
-    b.lines.append(line + (f" {b.location}" if b.location else ""))
-    out_indices = Local(f"{name}#1", indices.shape, indices.elem)
-    out_values = Local(f"{name}#2", values.shape, values.elem)
+    args = hlo.scalar_arguments(b, [keys, keys, indices, indices, values, values])
+    region = hlo.region_text(b, args, lambda a: [hlo.compare(b, "gt", a[0], a[1])])
+    _, out_indices, out_values = b.ops("sort", operands, [(v.shape, v.elem) for v in operands],
+                                      {"dimension": f"{axis} : i64", "is_stable": "true"}, region)
     return hlo.slice_along(b, out_values, axis, 0, k), hlo.slice_along(b, out_indices, axis, 0, k)
 
 
@@ -74,13 +59,9 @@ def _top(b: hlo.Builder, v: Local, axis: int, k: int) -> tuple[Local, Local]:
     lowest index): (values, i32 indices within `v`)."""
     last = v.rank - 1
     perm = [i for i in range(v.rank) if i != axis] + [axis]
-    moved = hlo.transpose(b, v, perm) if axis != last else v
+    moved = hlo.transpose(b, v, perm)
     shape = moved.shape[:-1] + (k,)
-    name = b.fresh()
-    line = (f'{name}:2 = "chlo.top_k"({moved.name}) {{k = {k} : i64}} : ({moved.type}) -> '
-            f"({tensor_text(shape, v.elem)}, {tensor_text(shape, 'i32')})")
-    b.lines.append(line + (f" {b.location}" if b.location else ""))
-    values, indices = Local(f"{name}#0", shape, v.elem), Local(f"{name}#1", shape, "i32")
+    values, indices = b.ops("chlo.top_k", [moved], [(shape, v.elem), (shape, "i32")], {"k": f"{k} : i64"})
     if axis == last:
         return values, indices
     back = [perm.index(i) for i in range(v.rank)]
@@ -107,41 +88,22 @@ def top_k(p: FunctionLowering, op) -> list[Local]:
     return list(select_along(p, op, op.k))
 
 
-
-
-
 def _best(b: hlo.Builder, keys: Local, indices: Local, axis: int) -> tuple[Local, Local]:
     """(largest key, its lowest index) along `axis`, by one two-operand `reduce` (as jax
     lowers argmax): an associative choice, so any reduction order gives the same pair."""
-    scalar = tensor_text((), keys.elem)
-    index = tensor_text((), indices.elem)
-    ka, ia, kb, ib = (b.fresh() for _ in range(4))
-    gt, eq, lt, tie, take, k, i = (b.fresh() for _ in range(7))
-    kind = hlo.compare_type(keys.elem)
 
-    def compare(out, direction, x, y, t, how):
-        return (f'  {out} = "stablehlo.compare"({x}, {y}) {{comparison_direction = #stablehlo<comparison_direction '
-                f"{direction}>, compare_type = #stablehlo<comparison_type {how}>}} : ({t}, {t}) -> tensor<i1>\n")
+    def better(a: list[Local]) -> list[Local]:
+        key_a, index_a, key_b, index_b = a
+        tie = hlo.binary(b, "and", hlo.compare(b, "eq", key_a, key_b), hlo.compare(b, "lt", index_a, index_b))
+        take_a = hlo.binary(b, "or", hlo.compare(b, "gt", key_a, key_b), tie)
+        return [hlo.select(b, take_a, key_a, key_b), hlo.select(b, take_a, index_a, index_b)]
 
-    region = (
-        f"{{\n^bb0({ka}: {scalar}, {ia}: {index}, {kb}: {scalar}, {ib}: {index}):\n"
-        + compare(gt, "GT", ka, kb, scalar, kind) + compare(eq, "EQ", ka, kb, scalar, kind)
-        + compare(lt, "LT", ia, ib, index, "SIGNED")
-        + f'  {tie} = "stablehlo.and"({eq}, {lt}) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n'
-        f'  {take} = "stablehlo.or"({gt}, {tie}) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n'
-        f'  {k} = "stablehlo.select"({take}, {ka}, {kb}) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}\n'
-        f'  {i} = "stablehlo.select"({take}, {ia}, {ib}) : (tensor<i1>, {index}, {index}) -> {index}\n'
-        f'  "stablehlo.return"({k}, {i}) : ({scalar}, {index}) -> ()\n}}'
-    )
+    region = hlo.region_text(b, hlo.scalar_arguments(b, [keys, indices, keys, indices]), better)
     lowest = hlo.constant(b, hlo.reduction_identity("max", keys.elem), keys.elem)
     last = hlo.constant(b, np.iinfo(np.int32).max, indices.elem)
     shape = tuple(n for a, n in enumerate(keys.shape) if a != axis)
-    name = b.fresh()
-    line = (f'{name}:2 = "stablehlo.reduce"({keys.name}, {indices.name}, {lowest.name}, {last.name}) ({region}) '
-            f"{{dimensions = array<i64: {axis}>}} : ({keys.type}, {indices.type}, {lowest.type}, {last.type}) -> "
-            f"({tensor_text(shape, keys.elem)}, {tensor_text(shape, indices.elem)})")
-    b.lines.append(line + (f" {b.location}" if b.location else ""))
-    return Local(f"{name}#0", shape, keys.elem), Local(f"{name}#1", shape, indices.elem)
+    return tuple(b.ops("reduce", [keys, indices, lowest, last], [(shape, keys.elem), (shape, indices.elem)],
+                       {"dimensions": hlo.i64_array([axis])}, region))
 
 
 @rule("lower", ArgMaxOp, ArgMinOp)

@@ -85,11 +85,11 @@ def _halo_record(fn, op) -> CollectiveRecord:
     the all_gather of what an op along a split dim merges (a selection's candidates, a
     scan's block totals)."""
     operand = TensorType.from_mlir(op.operation.operands[0].type)
-    if hasattr(op, "merged_dims"):
-        dims = tuple(op.merged_dims())
+    dims = tuple(op.merged_dims())
+    if dims:
         axes = tuple(a for d in dims for a in operand.dim(d).axes or ())
         return CollectiveRecord(function_name(fn), op.operation.results[0].get_name(),
-                                getattr(op, "MERGE_KIND", "all_gather"), axes,
+                                op.MERGE_KIND, axes,
                                 f"{op.short_name} {op.MERGED}, dim={', '.join(dims)}",
                                 ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, str(operand),
                                 format_location(op.location), provenance_of(op), dims)
