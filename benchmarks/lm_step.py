@@ -75,8 +75,10 @@ SIZE_TEXT = {
 # The model in plain JAX (examples/lm/model.py, op for op)
 
 
-def jax_step_fn(cfg, sh, precision: str = "f32"):
+def jax_step_fn(cfg, sh, precision: str = "f32", loss=None):
     """(state, tokens, targets, step) -> (loss, new state): forward, backward and Adam.
+    `loss`: `(params, tokens, targets) -> scalar` to differentiate instead of the JAX model's
+    (benchmarks/jax_interop.py passes a MeshIR executable's call).
     `state` maps every MeshIR argument name of a parameter or an Adam slot to its array.
     `precision="bf16"`: mi.Precision()'s policy written by hand (docs/precision.md): each
     parameter cast to bf16 at its use, einsums in bf16, sums, exp, log and rsqrt in f32 (so
@@ -139,7 +141,7 @@ def jax_step_fn(cfg, sh, precision: str = "f32"):
 
     def step_fn(state, tokens, targets, t):
         p = {n: state[n] for n in params}
-        loss, grads = jax.value_and_grad(loss_fn)(p, tokens, targets)
+        loss_value, grads = jax.value_and_grad(loss or loss_fn)(p, tokens, targets)
         new = {}
         for n in params:  # mi.Adam.update
             g = grads[n]
@@ -149,7 +151,7 @@ def jax_step_fn(cfg, sh, precision: str = "f32"):
             v_hat = v / (1.0 - jnp.power(jnp.float32(opt.beta2), t))
             new[n] = p[n] - m_hat / (jnp.sqrt(v_hat) + opt.epsilon) * opt.learning_rate
             new[f"{n}__m"], new[f"{n}__v"] = m, v
-        return loss, new
+        return loss_value, new
 
     return step_fn
 
@@ -167,9 +169,9 @@ def batches(cfg, seed: int = 0):
         yield tokens, rng.integers(0, 95, (cfg.batch, cfg.length), dtype=np.int32)
 
 
-def jax_side(cfg, axes: dict, rules: dict, state_names, precision: str = "f32"):
+def jax_side(cfg, axes: dict, rules: dict, state_names, precision: str = "f32", loss=None):
     """The JAX step for `cfg` and its shardings by the same layout rules:
-    (step_fn, {state name: NamedSharding}, tokens' sharding, replicated)."""
+    (step_fn, {state name: NamedSharding}, tokens' sharding, replicated). `loss`: see jax_step_fn."""
     from jax.sharding import NamedSharding, PartitionSpec
 
     from lm import model
@@ -178,7 +180,7 @@ def jax_side(cfg, axes: dict, rules: dict, state_names, precision: str = "f32"):
     sh = jax_baselines.Shardings(jmesh, rules)
     dims = {n: [d.name for d in ds] for n, ds in model.param_dims(cfg).items()}
     state_sh = {n: sh.named(*dims[n.split("__")[0]]) for n in state_names}
-    return jax_step_fn(cfg, sh, precision), state_sh, sh.named("batch", "length"), NamedSharding(jmesh, PartitionSpec())
+    return jax_step_fn(cfg, sh, precision, loss), state_sh, sh.named("batch", "length"), NamedSharding(jmesh, PartitionSpec())
 
 
 def run_size(name: str, fields: dict, rounds: int, steps: int, split_reps: int, say=print,

@@ -1,7 +1,8 @@
 """meshir.dialect: the `mtf` dialect — types, op classes, verifier and reference interpreter."""
 from .context import get_context, parse_module  # noqa: F401
 from .diagnostics import (  # noqa: F401
-    CheckpointError, Diagnostic, MeshIRError, MeshIRKeyError, MeshIRTypeError, MeshIRValueError, VerifyError,
+    CheckpointError, Diagnostic, MeshIRError, MeshIRKeyError, MeshIRTypeError, MeshIRValueError, MeshIRWarning,
+    VerifyError,
 )
 from .layout_rules import LayoutRules  # noqa: F401
 from .mesh import Mesh  # noqa: F401

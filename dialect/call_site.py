@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import re
 import sys
+import warnings
 
-from .diagnostics import MeshIRError, MeshIRKeyError
+from .diagnostics import MeshIRError, MeshIRKeyError, MeshIRWarning
 
 #: A message that already starts with a location (`file:line:col: error: ...`).
 _LOCATED = re.compile(r"^[^\n]+?:\d+:\d+: (error|warning|note|remark): ")
@@ -56,6 +57,16 @@ def call_site_text() -> str:
 def user_error(message: str, cls: type = MeshIRError) -> MeshIRError:
     """A MeshIRError (or subclass `cls`) located at the user's call site."""
     return cls(f"{call_site_text()}: error: {message}")
+
+
+def warn_at_call_site(message: str, category: type = MeshIRWarning) -> None:
+    """Warn `message` at the user's call site: `warnings.warn` with the stacklevel of the
+    innermost frame outside the meshir package, so the warning names the user's line and the
+    user's filters (by module and line) apply to it."""
+    frame, level = sys._getframe(1), 2  # stacklevel 2 is this function's caller
+    while frame is not None and _is_internal(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def is_located(message: str) -> bool:

@@ -49,6 +49,13 @@ class CheckpointError(MeshIRError):
         self.reason = message
 
 
+class MeshIRWarning(UserWarning):
+    """Something MeshIR did differently from what the user wrote, without failing: e.g. layout
+    rules naming mesh axes the mesh lacks, ignored as Mesh-TensorFlow ignored them. Warned at
+    the user's call (`call_site.warn_at_call_site`); `warnings.simplefilter("error",
+    mi.MeshIRWarning)` turns every one into an error."""
+
+
 class VerifyError(Exception):
     """Raised inside an op's verifier; the driver attaches the op's location."""
 

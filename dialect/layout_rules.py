@@ -10,7 +10,10 @@ every text form the project accepts:
 
 Rules are validated once, in two halves: their form (identifiers, each dim once) when the
 value is made, and against a mesh (axes it has, each once per rule) by `problems_on`, which
-the propagation pass and `Program(layout=...)` apply.
+the propagation pass and `Program(layout=...)` apply. Mesh-TensorFlow's rule sets name axes
+most meshes lack (T5's `ensemble:ensemble`): the Python API drops those axes
+(`realisable_on`) with a warning unless asked to be strict; the pass and the IR attribute
+keep them errors.
 """
 from __future__ import annotations
 
@@ -119,18 +122,36 @@ class LayoutRules(Mapping):
         return LayoutRules(tuple({**dict(self.rules), **dict(more.rules)}.items()))
 
     # -- checking ----------------------------------------------------------------------------
-    def problems_on(self, mesh) -> list[str]:
-        """What makes the rules impossible on `mesh` (None: no mesh): unknown axes, an axis
+    def problems_on(self, mesh, absent_axes: bool = True) -> list[str]:
+        """What makes the rules impossible on `mesh` (None: no mesh): unknown axes (unless
+        `absent_axes` is False, for rules whose absent axes `realisable_on` drops), an axis
         named twice by one rule."""
         problems = []
         for name, axes in self.rules:
             for a in axes:
-                if mesh is None or a not in mesh.shape:
+                if mesh is None or (absent_axes and a not in mesh.shape):
                     known = mesh.format_axes() if mesh is not None else "no mesh"
                     problems.append(f"layout rule for '{name}' names unknown mesh axis '{a}' ({known})")
             if len(set(axes)) != len(axes):
                 problems.append(f"layout rule for '{name}' names a mesh axis twice: {format_axes(axes)}")
         return problems
+
+    def realisable_on(self, mesh) -> tuple["LayoutRules", tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]]:
+        """(these rules without the mesh axes `mesh` lacks, what that changed: (dim, axes
+        given, axes kept) per rule). Mesh-TensorFlow's reading: a rule is a set of (dim, axis)
+        pairs and a pair whose axis the mesh lacks matches nothing, so `d_ff:(x,ensemble)` is
+        `d_ff:x` on a mesh without `ensemble`, and a rule left with no axis is no rule (not
+        `dim:()`, which would replicate the dim). Keeps `origin`."""
+        kept, changed = [], []
+        for name, axes in self.rules:
+            present = tuple(a for a in axes if a in mesh.shape)
+            if present != axes:
+                changed.append((name, axes, present))
+            if present or not axes:
+                kept.append((name, present))
+        if not changed:
+            return self, ()
+        return LayoutRules(tuple(kept), self.origin), tuple(changed)
 
     # -- Mapping and text ----------------------------------------------------------------------
     def __getitem__(self, name: str) -> tuple[str, ...]:

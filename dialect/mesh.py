@@ -1,10 +1,16 @@
-"""Meshes: named processor axes, read from (and written as) Shardy's `sdy.mesh`."""
+"""Meshes: named processor axes, read from (and written as) Shardy's `sdy.mesh`.
+
+A Mesh may also carry the devices it runs on (`devices=`, or a `jax.sharding.Mesh`'s): a
+runtime fact, kept out of the IR, of equality and of hashing (docs/decisions.md, "Meshes and
+their devices").
+"""
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import jax
 import numpy as np
 
 from meshir._jax_private import func, ir, sdy
@@ -13,7 +19,6 @@ from .call_site import reports_at_call_site
 from .diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError, located_error
 
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_AXIS_TEXT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)\s*$")
 
 
 def valid_name(name) -> bool:
@@ -22,24 +27,61 @@ def valid_name(name) -> bool:
 
 
 def _axis_items(axes) -> tuple:
-    """(axis, size) pairs from a dict, a sequence of pairs, or text like "x=4, y=2"."""
+    """(axis, size) pairs from a dict, a sequence of pairs, or text like "x=4, y=2" or "x:4;y:2"."""
     if isinstance(axes, dict):
         return tuple(axes.items())
     if isinstance(axes, str):
-        items = []
-        for part in axes.split(",") if axes.strip() else []:
-            match = _AXIS_TEXT.match(part)
-            if not match:
-                raise MeshIRValueError(f"malformed mesh {axes!r}: {part.strip()!r} is not axis=size (e.g. \"x=4, y=2\")")
-            items.append((match.group(1), int(match.group(2))))
-        return tuple(items)
+        return _parse_axes_text(axes)
     if isinstance(axes, (list, tuple)):
         for item in axes:
             if not isinstance(item, (list, tuple)) or len(item) != 2:
                 raise MeshIRValueError(f"mesh axes must be (axis, size) pairs, got {item!r} in {axes!r}")
         return tuple(tuple(item) for item in axes)
-    raise MeshIRTypeError(f"mesh axes must be a dict {{axis: size}}, (axis, size) pairs or text like \"x=4, y=2\", "
-                          f"got {type(axes).__name__} {axes!r}")
+    raise MeshIRTypeError(f"mesh axes must be a dict {{axis: size}}, (axis, size) pairs, text like \"x=4, y=2\" "
+                          f"or a jax.sharding.Mesh, got {type(axes).__name__} {axes!r}")
+
+
+_TEXT_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)")
+_TEXT_MARK = re.compile(r"\s*[=:]")
+_TEXT_SIZE = re.compile(r"\s*([0-9]+)")
+_TEXT_SEPARATOR = re.compile(r"\s*([,;])")
+_TEXT_END = re.compile(r"\s*$")
+
+
+def _parse_axes_text(text: str) -> tuple:
+    """The (axis, size) pairs of a mesh text: `name=size` or `name:size` items separated by
+    commas or semicolons ("x=4, y=2"; Mesh-TensorFlow's mesh_shape "x:4;y:2"); "" has none.
+    A syntax error is a MeshIRValueError naming the text and the column, with a caret."""
+    items, pos = [], 0
+    if _TEXT_END.match(text):
+        return ()
+    while True:
+        name = _TEXT_NAME.match(text, pos)
+        if not name:
+            after = f" after {text[pos - 1]!r}" if pos else ""
+            raise _text_error(text, pos, f"expected an axis name{after}")
+        mark = _TEXT_MARK.match(text, name.end())
+        if not mark:
+            raise _text_error(text, name.end(), f"expected '=' or ':' after axis name {name.group(1)!r}")
+        size = _TEXT_SIZE.match(text, mark.end())
+        if not size:
+            raise _text_error(text, mark.end(), f"expected the size of axis {name.group(1)!r} (a positive integer)")
+        items.append((name.group(1), int(size.group(1))))
+        if _TEXT_END.match(text, size.end()):
+            return tuple(items)
+        separator = _TEXT_SEPARATOR.match(text, size.end())
+        if not separator:
+            raise _text_error(text, size.end(), "expected ',' or ';' between axes")
+        pos = separator.end()
+
+
+def _text_error(text: str, pos: int, what: str) -> MeshIRValueError:
+    """A mesh text's syntax error at index `pos` (past blanks): its column and a caret line."""
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    shown = "".join(" " if c.isspace() else c for c in text)
+    return MeshIRValueError(f"malformed mesh {text!r} at column {pos + 1}: {what} "
+                            f"(e.g. \"x=4, y=2\" or \"x:4;y:2\")\n  {shown}\n  {' ' * pos}^")
 
 
 def _mesh_problem(items: tuple, name) -> MeshIRValueError | None:
@@ -62,19 +104,40 @@ def _mesh_problem(items: tuple, name) -> MeshIRValueError | None:
 @dataclass(frozen=True)
 class Mesh:
     """A mesh of processors with named axes, major to minor: `Mesh({"x": 4, "y": 2})`, also
-    `Mesh([("x", 4), ("y", 2)])` or `Mesh("x=4, y=2")`."""
+    `Mesh([("x", 4), ("y", 2)])`, `Mesh("x=4, y=2")`, `Mesh("x:4;y:2")` (Mesh-TensorFlow's
+    mesh_shape) or `Mesh(jax_mesh)` (a `jax.sharding.Mesh`: its axes and devices).
+
+    `devices`: the jax devices to run on, a flat sequence in partition order or an array of
+    the mesh's shape; partition `p` (the row-major index of mesh coordinates) runs on the
+    `p`-th. None: the backend's first `size` devices. Devices are a runtime fact: the IR's
+    `sdy.mesh` has none, and two meshes of the same axes and name are equal (and hash alike)
+    whatever their devices.
+    """
 
     axes: tuple[tuple[str, int], ...]
     name: str = "mesh"
+    devices: tuple | None = field(default=None, compare=False)
 
     @reports_at_call_site
-    def __init__(self, axes, name: str = "mesh"):
+    def __init__(self, axes, name: str = "mesh", devices=None):
+        if isinstance(axes, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
+            if devices is not None and isinstance(axes, jax.sharding.Mesh):
+                raise MeshIRValueError("give the devices of a mesh once: in the jax.sharding.Mesh or as devices=, "
+                                       "not both")
+            if isinstance(axes, jax.sharding.Mesh):
+                devices = axes.devices
+            axes = tuple(zip(axes.axis_names, axes.axis_sizes))
         items = _axis_items(axes)
         problem = _mesh_problem(items, name)
         if problem is not None:
             raise problem
         object.__setattr__(self, "axes", tuple((a, int(s)) for a, s in items))
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "devices", None if devices is None else _mesh_devices(self, devices))
+
+    def __repr__(self) -> str:
+        devices = "" if self.devices is None else f", devices={list(self.devices)!r}"
+        return f"Mesh(axes={self.axes!r}, name={self.name!r}{devices})"
 
     @property
     def shape(self) -> dict[str, int]:
@@ -104,6 +167,40 @@ class Mesh:
 
     def __str__(self) -> str:
         return f"@{self.name} = <{self.format_axes()}>"
+
+
+def _mesh_devices(mesh: Mesh, devices) -> tuple:
+    """`devices` for `mesh`, flat in partition order, checked: jax devices of one platform,
+    none twice, as many as the mesh has (an array: of the mesh's shape)."""
+    where = f"devices of mesh {mesh}"
+    shape = tuple(s for _, s in mesh.axes)
+    if isinstance(devices, np.ndarray):
+        if devices.shape != shape and devices.ndim != 1:
+            raise MeshIRValueError(f"{where} must be {mesh.size} devices in a flat sequence or an array of shape "
+                                   f"{shape}, got an array of shape {devices.shape}")
+        flat = list(devices.flat)
+    elif isinstance(devices, (str, bytes, dict)) or not hasattr(devices, "__iter__"):
+        raise MeshIRTypeError(f"{where} must be a sequence of jax devices or an array of shape {shape}, "
+                              f"got {type(devices).__name__} {devices!r}")
+    else:
+        flat = list(devices)
+    for i, d in enumerate(flat):
+        if not isinstance(d, jax.Device):
+            raise MeshIRTypeError(f"{where}: item {i} is not a jax device, got {type(d).__name__} {d!r}")
+    if len(flat) != mesh.size:
+        raise MeshIRValueError(f"mesh {mesh} needs {mesh.size} devices, got {len(flat)}: {flat}")
+    seen: dict = {}
+    for i, d in enumerate(flat):
+        if d in seen:
+            raise MeshIRValueError(f"{where} list {d!r} twice (items {seen[d]} and {i}); each device runs one partition")
+        seen[d] = i
+    platforms: dict[str, list] = {}
+    for d in flat:
+        platforms.setdefault(d.platform, []).append(d)
+    if len(platforms) > 1:
+        kinds = "; ".join(f"{p}: {ds}" for p, ds in platforms.items())
+        raise MeshIRValueError(f"{where} are on several platforms ({kinds}); a mesh runs on one backend")
+    return tuple(flat)
 
 
 def declare_mesh(mesh: Mesh, ip=None):

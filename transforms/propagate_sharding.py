@@ -43,7 +43,8 @@ class PropagateShardingPass(CostModelOptions, ModulePass):
     SUMMARY = "Give every dim of every value a layout, from shard constraints, annotations and layout rules"
     rules: LayoutRules = option(
         LayoutRules(),
-        'layout rules added to each function\'s mtf.layout_rules, e.g. "batch:x,d_ff:(x,y)" or "batch:x;d_ff:y"',
+        'layout rules added to each function\'s mtf.layout_rules, e.g. "batch:x,d_ff:(x,y)" or "batch:x;d_ff:y"; '
+        "an axis the mesh lacks is an error (the Python API drops it with a warning unless strict=True)",
     )
 
     @classmethod
@@ -64,7 +65,8 @@ class PropagateShardingPass(CostModelOptions, ModulePass):
 
 def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None, model: CostModel = BYTES) -> int:
     """Propagate layouts through one function in place; returns the reshards inserted.
-    `extra_rules` are checked against the mesh here; the function's own `mtf.layout_rules`
+    `extra_rules` are checked against the mesh here (strictly: the Python API has dropped the
+    axes the mesh lacks already, unless its caller asked for strict=True); the function's own `mtf.layout_rules`
     were checked by the verifier. Conflicts between statements of one priority go to the
     outcome `model` prices lower (propagation/conflicts.py)."""
     calls = _calls(fn)

@@ -72,8 +72,8 @@ def prepare_argument(value, t: TensorType, sharding: NamedSharding, what: str):
     NumPy array of `t`'s dtype and shape."""
     if isinstance(value, jax.core.Tracer):
         raise MeshIRError(
-            f"{what}: got a traced value; a compiled MeshIR program runs on concrete arrays and cannot be "
-            "called inside jax.jit, grad or vmap"
+            f"{what}: got a traced value where a concrete array must be placed (Executable calls under jax "
+            "tracing take lowering/runtime/in_jax.py's path)"
         )
     if isinstance(value, ProcessLocal):
         return place_process_local(value, t, sharding, what)

@@ -1,9 +1,11 @@
 """Devices for a mesh, and the jax meshes and shardings that describe MeshIR layouts.
 
 MeshIR numbers devices like docs/partitioning.md: partition id `p` is the row-major index of
-the device's mesh coordinates, and partition `p` runs on the backend's device `p`. The jax
-Mesh built here puts the same devices at the same coordinates, so a `NamedSharding` of a
-layout places on each device exactly the block the per-device program expects.
+the device's mesh coordinates, and partition `p` runs on the mesh's `p`-th device: the
+backend's device `p`, unless the Mesh carries devices of its own (`mi.Mesh(..., devices=)`,
+or a `jax.sharding.Mesh`'s). The jax Mesh built here puts the same devices at the same
+coordinates, so a `NamedSharding` of a layout places on each device exactly the block the
+per-device program expects.
 """
 from __future__ import annotations
 
@@ -88,15 +90,21 @@ def default_platform() -> str:
 
 
 def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
-    """The devices of `mesh`, partition id order: the backend's first `mesh.size` devices.
+    """The devices of `mesh`, partition id order: the mesh's own (`mesh.devices`), checked
+    to be devices of the backend, else the backend's first `mesh.size` devices.
 
-    Raises MeshIRError when the backend has fewer, saying how to get more.
+    Raises MeshIRError when the backend has fewer, saying how to get more, or when the
+    mesh's own devices are not the backend's.
     """
     ensure_cpu_devices(mesh.size)
     backend = get_backend(platform)
     devices = backend.devices()
+    if mesh.devices is not None:
+        _check_on_backend(mesh, backend, devices, platform)
     if jax.process_count(backend.platform) > 1 and len(devices) != mesh.size:
         raise MeshIRError(processes_do_not_match(mesh, devices))
+    if mesh.devices is not None:
+        return list(mesh.devices)
     users = users_cpu_devices() if backend.platform == "cpu" else None
     if len(devices) < mesh.size and users is not None and users == len(devices):
         raise MeshIRError(
@@ -116,6 +124,25 @@ def mesh_devices(mesh: Mesh, platform: str | None = None) -> list:
     return list(devices[: mesh.size])
 
 
+def _check_on_backend(mesh: Mesh, backend, devices: list, platform: str | None) -> None:
+    """MeshIRError naming the first of the mesh's own devices that is not one of `devices`,
+    the devices of the backend the program runs on (`platform`, None: jax's default)."""
+    known = set(devices)
+    for i, d in enumerate(mesh.devices):
+        if d in known:
+            continue
+        if d.platform != backend.platform and platform is None:
+            why = (f"is a {d.platform} device, but programs run on jax's default backend, {backend.platform}: "
+                   f"give {backend.platform} devices, or make {d.platform} the default before jax starts "
+                   f"(jax.config.update(\"jax_platforms\", \"{d.platform}\"))")
+        elif d.platform != backend.platform:
+            why = f"is a {d.platform} device, but the program runs on the {backend.platform} backend"
+        else:
+            why = (f"is not one of the {backend.platform} backend's devices ({len(devices)}: jax.devices("
+                   f"{backend.platform!r})); it belongs to another client")
+        raise MeshIRError(f"device {i} of mesh {mesh}, {d!r}, {why}")
+
+
 def processes_do_not_match(mesh: Mesh, devices: list) -> str:
     """Why a mesh cannot run over these processes' devices: it must use every one of them."""
     per_process: dict[int, int] = {}
@@ -133,7 +160,8 @@ def processes_do_not_match(mesh: Mesh, devices: list) -> str:
 
 
 def jax_mesh(mesh: Mesh, platform: str | None = None) -> jax.sharding.Mesh:
-    """The `jax.sharding.Mesh` of `mesh`: MeshIR's device order, `AxisType.Auto` axes.
+    """The `jax.sharding.Mesh` of `mesh`: MeshIR's device order (`mesh_devices`),
+    `AxisType.Auto` axes, also for a mesh made from a jax mesh of Explicit axes.
 
     (jax 0.10 meshes default to Explicit axes, under which jax refuses to infer shardings
     of sharded contractions in user code that mixes our results with jax ops.)

@@ -24,10 +24,13 @@ from .single_device import inline_manual_computations
 class EntryModule:
     """`text`: the module with the function to run named `@main` (what users read);
     `computation`: the bytecode handed to PJRT (for one-device meshes with the manual
-    computations inlined, see single_device.py)."""
+    computations inlined, see single_device.py); `exportable`: `text` without donation
+    marks (what `mi.export` writes and jax.jit embeds: donation there is the caller's), its
+    manual computations inlined too on a one-device mesh."""
 
     text: str
     computation: bytes
+    exportable: str
 
 
 def prepare_entry(module, signature: FunctionSignature, mesh: Mesh, aliases: dict[int, int] | None = None) -> EntryModule:
@@ -44,6 +47,7 @@ def prepare_entry(module, signature: FunctionSignature, mesh: Mesh, aliases: dic
     copy = ir.Module.parse(text, context=module_op.context)
     main = next(f for f in functions(copy.operation) if function_name(f) == "main")
     _check_types(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value), signature)
+    exportable = text if mesh.size != 1 else _inlined(text, module_op.context)
     if aliases:
         mark_aliasing(main, aliases)
         text = str(copy)
@@ -51,7 +55,14 @@ def prepare_entry(module, signature: FunctionSignature, mesh: Mesh, aliases: dic
         inline_manual_computations(copy.operation)
     buffer = io.BytesIO()
     copy.operation.write_bytecode(buffer)
-    return EntryModule(text, buffer.getvalue())
+    return EntryModule(text, buffer.getvalue(), exportable)
+
+
+def _inlined(text: str, context) -> str:
+    """`text` with its manual computations inlined (a one-device mesh, single_device.py)."""
+    copy = ir.Module.parse(text, context=context)
+    inline_manual_computations(copy.operation)
+    return str(copy)
 
 
 def _module_op(module):

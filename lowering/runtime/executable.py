@@ -27,6 +27,7 @@ from .devices import SharedAvals, SharedShardings, jax_mesh, shard_shape
 from .donation import check_donated_buffers, donation_aliases
 from .entry import prepare_entry
 from .fast_path import FastPath, HostArrayNotExact, shard_host_array
+from .in_jax import TracedCall
 from .pjrt import check_compiled_shardings, compile_for_devices
 from .runtime_report import runtime_report
 
@@ -74,6 +75,10 @@ class Executable:
             self._fast = FastPath(signature, self.in_shardings,
                                   list(map(avals.of, signature.arg_types, self.in_shardings)))
         self._cpp = jp.cpp_dispatcher(signature.function, self._cache_miss, shard_host_array)
+        self._traced = TracedCall(self)
+        #: `(result name, argument names, mesh) -> Executable` of MeshIR's VJP program, which jax's
+        #: autodiff of a traced call runs (set by mi.compile; None: not differentiable).
+        self.differentiate = None
 
     @reports_at_call_site
     def __call__(self, *args, **kwargs):
@@ -107,6 +112,8 @@ class Executable:
         """One call in Python: place the arguments, run, make the results. (Counted for the
         watchdog of a program over processes once its arguments are placed, so a call
         refused here is not one the other processes wait for.)"""
+        if any(isinstance(v, jax.core.Tracer) for v in values):
+            return self._traced(values)  # inside jax.jit, grad...: embedded in jax's program (in_jax.py)
         placed = self._placed(values)
         if not counted:
             progress.called(self.signature.function)

@@ -24,7 +24,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 from meshir import distributed
 from meshir.dialect import (
     CheckpointError, Diagnostic, LayoutRules, Mesh, MeshIRError, MeshIRKeyError, MeshIRTypeError,
-    MeshIRValueError, TensorType, parse_module,
+    MeshIRValueError, MeshIRWarning, TensorType, parse_module,
 )
 from meshir.lowering.runtime.process_local import process_local
 from meshir.transforms.cost_model import AxisLink, CostModel
@@ -90,6 +90,9 @@ from meshir.api.compilation.explain import explain
 from meshir.api.compilation.propagation import layout_table, propagate
 from meshir.api.compilation.visualize import visualize
 
+# MeshIR and JAX: exports
+from meshir.api.interop.export import export, load
+
 # Calibration and checkpoints
 from meshir.api.calibration.calibrate import Calibration, calibrate
 from meshir.api.checkpoints.store import Checkpoints
@@ -102,11 +105,11 @@ __all__ = [
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "cumprod", "cumsum", "current_program", "custom_gradient",
     "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
-    "equal", "erf", "exp", "explain", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
+    "equal", "erf", "exp", "explain", "export", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
     "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm",
-    "layout_table", "LayoutRules", "less", "less_equal", "log", "log_softmax", "logistic",
+    "layout_table", "LayoutRules", "less", "less_equal", "load", "log", "log_softmax", "logistic",
     "maximum", "mean", "Mesh", "MeshIRError", "MeshIRKeyError", "MeshIRTypeError",
-    "MeshIRValueError", "minimum", "mul", "neg", "not_equal", "one_hot", "pad", "parse_module",
+    "MeshIRValueError", "MeshIRWarning", "minimum", "mul", "neg", "not_equal", "one_hot", "pad", "parse_module",
     "pow", "Precision", "process_local", "Program", "propagate", "random_normal", "random_uniform",
     "reduce_max", "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename",
     "reshape", "reshard", "rsqrt", "scan", "schedules", "select", "SGD", "shard", "shift",

@@ -190,3 +190,63 @@ def fastpath_data(executable, results, in_shardings):
 def jit_disabled() -> bool:
     """Whether `jax.disable_jit()` is in force (jax's C++ dispatch then refuses to run)."""
     return _config.disable_jit.value
+
+
+# -- jax.export: StableHLO that MeshIR lowered, as jax's own exports carry it -----------------
+def portable_artifact(module_text: str) -> bytes:
+    """The StableHLO portable artifact (versioned VHLO bytecode, Shardy attributes kept) of a
+    module, targeting the StableHLO version jax's own exports target (about 4 weeks old)."""
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir
+
+    with mlir.make_ir_context():
+        return _export._module_to_bytecode(ir.Module.parse(module_text))
+
+
+def portable_artifact_text(data: bytes) -> str:
+    """The StableHLO text of a portable artifact; jaxlib's error if it cannot read it (bytes
+    that are no artefact, or one of a StableHLO newer than this jaxlib's). (No diagnostic
+    handler: jaxlib 0.12 crashes when one is attached to this context; MLIR prints them.)"""
+    from jax._src.interpreters import mlir
+
+    with mlir.make_ir_context():
+        return str(_jax.mlir.deserialize_portable_artifact(data))
+
+
+def stablehlo_version() -> str:
+    """The StableHLO version this jaxlib reads and writes ("1.17.0")."""
+    return stablehlo.get_current_version()
+
+
+def make_exported(**fields):
+    """A `jax.export.Exported` of a module jax did not lower. Its fields (private ones
+    included, named without their `_`) moved between jax releases; those this jax lacks are
+    dropped, and one this jax needs but was not given is a TypeError from the dataclass."""
+    import dataclasses
+
+    from jax import export
+
+    names = {f.name for f in dataclasses.fields(export.Exported)}
+    given = {}
+    for name, value in fields.items():
+        for candidate in (name, "_" + name):
+            if candidate in names:
+                given[candidate] = value
+    return export.Exported(**given)
+
+
+
+def export_platform(device) -> str:
+    """The platform name jax.export records for `device` ("cpu", "cuda", "rocm", "tpu")."""
+    from jax._src import xla_bridge
+
+    return xla_bridge.canonicalize_platform(device.platform)
+
+
+def hide_from_jax_locations(*paths: str) -> None:
+    """jax's messages about traced code name the first frame outside jax ("jit inside jit
+    ... at file:line"); frames in `paths` are skipped too, so they name the user's line."""
+    from jax._src import source_info_util
+
+    for path in paths:
+        source_info_util.register_exclusion(path)

@@ -13,9 +13,12 @@ import numbers
 import numpy as np
 
 from meshir.dialect import Mesh, MeshIRError, MeshIRTypeError, MeshIRValueError, get_context
+from meshir.dialect.call_site import warn_at_call_site
 from meshir.dialect.element_types import element_type_name
 from meshir.dialect.layout_rules import LayoutRules
-from meshir.dialect.mesh import valid_name
+from meshir.dialect.mesh import function_mesh, module_meshes, valid_name
+from meshir.dialect.signature import defined_functions
+from meshir.dialect.tensor_type import format_axes
 from meshir.transforms.cost_model import BYTES, CostModel
 from meshir.transforms.memory_estimate import parse_bytes
 
@@ -185,16 +188,54 @@ def layout_rules(x, what: str = "layout rules") -> LayoutRules:
         return rules.at(call_site_location())
 
 
-def rules(x, meshes, what: str = "layout rules") -> LayoutRules:
+def rules(x, meshes, what: str = "layout rules", strict: bool = False) -> LayoutRules:
     """Layout rules whose axes exist, each once, on every mesh in `meshes` (None: no mesh),
     for `Program(layout=...)`: checked here, in the words of the propagation pass
-    (`LayoutRules.problems_on`), so that the error points at the call that gave them."""
+    (`LayoutRules.problems_on`), so that the error points at the call that gave them. Axes a
+    mesh lacks are dropped with a warning, or with `strict` an error (`rules_on_mesh`); rules
+    given without a mesh stay an error either way."""
+    strict = flag(strict, "strict")
     out = layout_rules(x, what)
     for mesh in meshes:
-        problems = out.problems_on(mesh)
+        problems = out.problems_on(mesh) if strict or mesh is None else []
         if problems:
             raise located_error(problems[0], MeshIRValueError)
+        out = rules_on_mesh(out, mesh, strict)
     return out
+
+
+def rules_on_mesh(rules: LayoutRules, mesh, strict: bool = False) -> LayoutRules:
+    """`rules` as `mesh` can realise them, for an entry point that hands them to the passes.
+
+    Mesh-TensorFlow's rule sets name axes most meshes lack (T5's `ensemble:ensemble`), and
+    Mesh-TensorFlow ignored those: so are they here, axis by axis (`LayoutRules.realisable_on`),
+    with one MeshIRWarning at the user's call naming each rule changed and the mesh's axes.
+    With `strict`, or without a mesh, the rules are unchanged and the propagation pass
+    reports such an axis as an error, as before (it catches typos), at the user's call. Other
+    problems (an axis named twice by one rule) are errors either way."""
+    strict = flag(strict, "strict")
+    if strict or mesh is None or not rules:
+        return rules
+    problems = rules.problems_on(mesh, absent_axes=False)
+    if problems:
+        raise located_error(problems[0], MeshIRValueError)
+    kept, changed = rules.realisable_on(mesh)
+    if changed:
+        parts = [f"{name}:{format_axes(given)} is " + (f"applied as {name}:{format_axes(left)}" if left else "ignored")
+                 for name, given, left in changed]
+        absent = sorted({a for _, given, _ in changed for a in given if a not in mesh.shape})
+        axes = f"mesh axis '{absent[0]}'" if len(absent) == 1 else f"mesh axes {', '.join(map(repr, absent))}"
+        warn_at_call_site(f"layout rules name {axes}, which the mesh {mesh.format_axes()} lacks: {'; '.join(parts)} "
+                          "(as in Mesh-TensorFlow; strict=True makes this an error)")
+    return kept
+
+
+def rules_for_module(rules: LayoutRules, module, strict: bool = False) -> LayoutRules:
+    """`rules_on_mesh` for a module's functions, on their mesh when they have one (several
+    meshes: the rules are unchanged, and the pass checks them on each)."""
+    meshes = module_meshes(module.operation)
+    found = {m.axes: m for m in (function_mesh(fn, meshes) for fn in defined_functions(module)) if m is not None}
+    return rules_on_mesh(rules, next(iter(found.values())) if len(found) == 1 else None, strict)
 
 
 def element_type(x, what: str) -> str:
@@ -206,10 +247,29 @@ def element_type(x, what: str) -> str:
 
 
 def mesh(x, what: str = "mesh") -> Mesh | None:
-    """A Mesh from a Mesh, a dict, (axis, size) pairs or "x=4,y=2"; None stays None."""
+    """A Mesh from a Mesh, a dict, (axis, size) pairs, "x=4,y=2", "x:4;y:2" or a
+    jax.sharding.Mesh (with its devices); None stays None."""
     if x is None or isinstance(x, Mesh):
         return x
     return Mesh(x)  # its errors are located at the user's call already
+
+
+def program_mesh(program) -> Mesh | None:
+    """The mesh the user gave the program (`mi.Program(name, mesh)`; a gradient program's or
+    training step's is its source program's), with its devices if it has any; None for a
+    module."""
+    given = getattr(program, "mesh", None)
+    return given if isinstance(given, Mesh) else None
+
+
+def on_users_devices(run_mesh: Mesh, given: Mesh | None, program) -> Mesh:
+    """`run_mesh` (the mesh the IR declares for the entry) on the devices the user chose:
+    those of `given` (compile's `mesh=`) when it has some, else those of the mesh the program
+    was built on; unchanged when neither has devices (the backend's first ones)."""
+    for source in (given, program_mesh(program)):
+        if source is not None and source.devices is not None and source.axes == run_mesh.axes:
+            return Mesh(run_mesh.axes, run_mesh.name, devices=source.devices)
+    return run_mesh
 
 
 def cost_model(x, what: str = "cost_model"):

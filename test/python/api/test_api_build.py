@@ -201,7 +201,7 @@ def test_bad_input_errors_are_located_and_clear():
     assert "unknown element type 'f8'" in _error(unknown_dtype)
 
     def rule_with_missing_axis():
-        mi.Program("p", MESH, layout={"batch": "q"})
+        mi.Program("p", MESH, layout={"batch": "q"}, strict=True)  # without strict: a warning
 
     assert "layout rule for 'batch' names unknown mesh axis 'q'" in _error(rule_with_missing_axis)
 

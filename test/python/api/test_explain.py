@@ -168,7 +168,7 @@ def test_explain_errors_are_located_at_the_call():
         mi.explain(prog)
     assert str(info.value).startswith(HERE + ":")
     with pytest.raises(mi.MeshIRError, match="unknown mesh axis"):
-        mi.explain(ffn_with_slice(), layout={"batch": "z"})
+        mi.explain(ffn_with_slice(), layout={"batch": "z"}, strict=True)
     exe.compile_report = None  # as an Executable made without mi.compile
     with pytest.raises(mi.MeshIRError, match="has no compile report") as info:
         exe.explain()

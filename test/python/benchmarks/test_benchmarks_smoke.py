@@ -5,7 +5,7 @@ LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost 
 `benchmarks/propagation_conflicts.py`, the remat measurement of `benchmarks/remat_lm.py` at its tiny size, and the 1 x 8 vs 2 x 4
 process run of `benchmarks/multi_host.py` at its tiny size (its losses agree), the quick mode of
 `benchmarks/auto_layout.py` (its structure; no timed assertions), `lm_step.py --layout single`,
-the quick mode of `benchmarks/compile_time.py`, and `benchmarks/gpu.py`: `--quick` on the CPU, and
+the quick mode of `benchmarks/compile_time.py` and of `benchmarks/jax_interop.py`, and `benchmarks/gpu.py`: `--quick` on the CPU, and
 without it a clear refusal on a machine with no GPU."""
 import json
 
@@ -231,3 +231,12 @@ def test_gpu_benchmark_without_a_gpu_says_so_and_fails():
                           timeout=120)
     assert done.returncode != 0
     assert "no GPU: jax sees only cpu devices; run on a GPU machine or pass --quick" in done.stderr
+
+
+def test_jax_interop_quick_run_agrees_four_ways_and_writes_its_table(tmp_path):
+    jax_interop = load("jax_interop")
+    assert jax_interop.main(["--quick", "--out", str(tmp_path)]) == 0
+    rec = json.loads((tmp_path / "jax_interop.json").read_text())
+    assert rec["size"] == "tiny" and set(rec["median_step_s"]) == set(jax_interop.CONTENDERS)
+    assert max(rec["first_step_loss"].values()) - min(rec["first_step_loss"].values()) < 1e-3
+    assert "| meshir_in_jit |" in (tmp_path / "jax_interop.md").read_text()

@@ -109,3 +109,26 @@ def test_dialect_python_module_is_found_without_an_import_search():
     from jaxlib.mlir.dialects._ods_common import _cext
 
     assert _cext.globals._check_dialect_module_loaded("mtf")
+
+
+def test_export_helpers_round_trip_a_module_and_build_an_exported():
+    import jax
+
+    text = 'module {\n  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n    return %a : tensor<2xf32>\n  }\n}\n'
+    artifact = jp.portable_artifact(text)
+    assert artifact.startswith(b"ML\xefR") and "func.func" in jp.portable_artifact_text(artifact)
+    assert jp.stablehlo_version().count(".") == 2
+    assert jp.export_platform(jax.devices()[0]) == "cpu"
+    aval = jax.core.ShapedArray((2,), "float32")
+    exported = jp.make_exported(
+        fun_name="f", in_tree=jax.tree_util.tree_structure(((0,), {})), in_avals=(aval,),
+        out_tree=jax.tree_util.tree_structure((0,)), out_avals=(aval,), has_named_shardings=True,
+        in_named_shardings=(None,), out_named_shardings=(None,), in_shardings_hlo=(None,), out_shardings_hlo=(None,),
+        nr_devices=1, platforms=("cpu",), ordered_effects=(), unordered_effects=(), disabled_safety_checks=(),
+        mlir_module_serialized=artifact, calling_convention_version=jax.config.jax_export_calling_convention_version,
+        module_kept_var_idx=(0,), uses_global_constants=False, get_vjp=None)
+    assert list(exported.call(jax.numpy.arange(2.0))[0]) == [0.0, 1.0]
+
+
+def test_jax_locations_skip_registered_files(tmp_path):
+    jp.hide_from_jax_locations(str(tmp_path / "nothing.py"))  # accepted; jax's own list grows

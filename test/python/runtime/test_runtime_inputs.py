@@ -120,6 +120,8 @@ def test_wrong_dtype_kinds_for_integer_and_bool_arguments():
         Executable(text, Mesh({"x": 2}), sig)(np.zeros(8, np.int32), np.zeros(8, bool))
 
 
-def test_traced_values_are_refused(matmul, inputs):
-    with pytest.raises(MeshIRError, match="got a traced value"):
-        jax.jit(lambda x: matmul(x, inputs["w"], inputs["b"]))(inputs["x"])
+def test_traced_values_are_checked_as_concrete_ones(matmul, inputs):
+    """Inside jax.jit a call is embedded (test/python/interop/test_in_jax.py); a traced value
+    of the wrong shape is refused at the call, as a concrete one is."""
+    with pytest.raises(MeshIRError, match=r"argument 'x' of @\w+: expected global shape"):
+        jax.jit(lambda x: matmul(x, inputs["w"], inputs["b"]))(inputs["x"][:1])

@@ -257,7 +257,7 @@ def test_bad_input_is_a_clear_error():
     with pytest.raises(mi.MeshIRError, match=r"auto_layout keep must be an integer"):
         mi.auto_layout(step, keep=2.5)
     with pytest.raises(mi.MeshIRError) as info:
-        mi.auto_layout(step, layout={"batch": "q"})
+        mi.auto_layout(step, layout={"batch": "q"}, strict=True)  # without strict: ignored with a warning
     assert "axis 'q', not one of the mesh's (x, y)" in str(info.value) and str(info.value).startswith(__file__)
 
 

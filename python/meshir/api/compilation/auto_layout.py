@@ -104,7 +104,7 @@ def format_rules(rules: dict) -> str:
 @reports_at_call_site
 def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str = "time",
                 time_limit: float = 10.0, cost_model=None, layout=None, function: str | None = None,
-                keep: int = 10, measure: int = 3) -> AutoLayout:
+                keep: int = 10, measure: int = 3, strict: bool = False) -> AutoLayout:
     """Search the layout rules of `program_or_module` on `mesh` (or its own mesh).
 
     `objective`: "time" (FLOPs at the device's throughput + α–β communication, the cost
@@ -112,7 +112,9 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     device (int or text, "16GiB") no candidate may exceed. `layout`: rules the search keeps
     (with the program's own `mtf.layout_rules` and `mtf.shard` pins). `time_limit`: seconds
     of search before it returns the best found. `measure`: how many of the best candidates
-    are partitioned for real, their measured collectives and memory ranking them.
+    are partitioned for real, their measured collectives and memory ranking them. `strict`: a
+    rule of `layout` naming a mesh axis the mesh lacks is an error, not ignored with a warning
+    (as `mi.compile`'s).
     """
     from meshir.api.compilation.compile import prepared_source
 
@@ -130,6 +132,7 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     run_mesh = function_mesh(fn, module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or auto_layout(..., mesh=...)")
+    rules = checks.rules_on_mesh(rules, run_mesh, strict)
     with get_context():
         choice = choose_layout(source, fn, run_mesh, model, objective, budget, float(time_limit), dict(rules),
                                keep, measure)

@@ -23,6 +23,7 @@ from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
 from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
+from meshir.lowering.runtime.from_stablehlo import executable_from_stablehlo, is_lowered
 from meshir.transforms import Pipeline
 from meshir.transforms.inline_calls import inline_calls
 from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
@@ -33,12 +34,13 @@ from meshir.transforms.shard_update import drop_parameter_markers
 from meshir.api import _checks as checks
 from meshir.api.programs import precision as policies
 from meshir.api.compilation.compile_report import CompileReport
+from meshir.api.interop.vjp import vjp_compiler
 
 
 @reports_at_call_site
 def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | None = None,
             mode: str = EXPLICIT, function: str | None = None, donate=None, cost_model=None,
-            memory_budget: int | str | None = None):
+            memory_budget: int | str | None = None, strict: bool = False):
     """Propagate layouts, insert collectives (explicit mode), lower to StableHLO and compile
     with PJRT.
 
@@ -46,7 +48,8 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     `mi.auto_layout` chooses under `memory_budget` and `cost_model` (kept as `exe.auto_layout`),
     or what `mi.auto_layout(...)` returned (its rules, and its weight-update sharding on or
     off). `mesh`: the mesh to run on
-    when the program declares none (it must match the program's when it does). `mode`:
+    when the program declares none (it must match the program's when it does; a mi.Mesh with
+    devices or a jax.sharding.Mesh also says which device runs each partition). `mode`:
     "explicit" (MeshIR partitions) or "gspmd" (XLA's partitioner). `donate`: argument names
     whose buffers the results may reuse, or True for every argument with a result of the same
     name, type and layout (a `mi.train_step`'s parameters and optimizer state); calls then
@@ -58,9 +61,13 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     a program whose estimated memory per device (`exe.compile_report.memory`, from the
     partitioned program before XLA compiles it) exceeds it is refused with a MeshIRError
     listing the largest tensors per device and their layouts.
+    `strict`: a layout rule's mesh axes the mesh lacks are an error; by default they are
+    ignored with one mi.MeshIRWarning, as Mesh-TensorFlow ignored them (T5's `ensemble`).
     """
     mode = checks.choice(mode, MODES, "mode")
     budget = checks.memory_budget(memory_budget)
+    if is_lowered(checks.module_of(program_or_module, "the program to compile").operation):
+        return _compiled_stablehlo(program_or_module, layout, mesh, function)
     from meshir.api.compilation.auto_layout import AutoLayout, auto_layout
 
     chosen = layout if isinstance(layout, AutoLayout) else None  # mi.auto_layout's result, settings of one's own
@@ -70,11 +77,14 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     if chosen is not None:
         layout = chosen.rules
     rules = checks.layout_rules(layout, "layout rules")
-    source, function = prepared_source(program_or_module, checks.mesh(mesh, "compile mesh"), function,
+    given_mesh = checks.mesh(mesh, "compile mesh")
+    source, function = prepared_source(program_or_module, given_mesh, function,
                                        drop_update_sharding=chosen is not None and chosen.shard_update is False)
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")
+    rules = checks.rules_on_mesh(rules, run_mesh, strict)
+    run_mesh = checks.on_users_devices(run_mesh, given_mesh, program_or_module)
     ensure_cpu_devices(run_mesh.size)
     timings = {}
     start = time.perf_counter()
@@ -104,8 +114,18 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     exe.compile_times = timings
     exe.partitioned_module = partitioned
     exe.auto_layout = chosen  # what layout="auto" chose (mi.auto_layout's result), else None
+    exe.differentiate = vjp_compiler(program_or_module, rules, mode, cost_model, function)  # for jax.grad
     report.xla_memory = xla_memory(exe.memory_analysis())
     return exe
+
+
+def _compiled_stablehlo(module, layout, mesh, function):
+    """A module `mtf-lower-to-stablehlo` already lowered (`meshir-opt`'s output): only PJRT
+    is left to run, with the layouts its shardings fix."""
+    if layout is not None:
+        raise MeshIRError("compile: the module is StableHLO already (lowered, laid out); layout rules cannot apply to it")
+    return executable_from_stablehlo(module.operation, checks.mesh(mesh, "compile mesh"),
+                                     checks.optional_name(function, "function"))
 
 
 def prepared_source(program_or_module, mesh, function, drop_update_sharding: bool = False):

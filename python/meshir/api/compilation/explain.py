@@ -57,12 +57,14 @@ class Explanations(tuple):
 
 
 @reports_at_call_site
-def explain(prog_or_exe, *, layout: dict | None = None, cost_model=None, show: bool = True) -> Explanations:
+def explain(prog_or_exe, *, layout: dict | None = None, cost_model=None, show: bool = True,
+            strict: bool = False) -> Explanations:
     """Print and return why each collective of the program exists.
 
     `prog_or_exe`: a Program (or module, GradientProgram, TrainStep), compiled here with
     `layout` rules and `cost_model` as `mi.compile` would (its passes only, no XLA), or an
-    Executable from `mi.compile` (what it runs). `show=False`: do not print.
+    Executable from `mi.compile` (what it runs). `show=False`: do not print. `strict`: as
+    `mi.compile`'s, for `layout`.
     """
     show = checks.flag(show, "show")
     if hasattr(prog_or_exe, "compile_report"):  # an Executable
@@ -73,7 +75,7 @@ def explain(prog_or_exe, *, layout: dict | None = None, cost_model=None, show: b
         if report is None:
             raise MeshIRError("explain: this Executable was not made by mi.compile and has no compile report")
         return explain_report(report, show)
-    return explain_report(_report_of(prog_or_exe, layout, cost_model), show)
+    return explain_report(_report_of(prog_or_exe, layout, cost_model, strict), show)
 
 
 def explain_report(report, show: bool = True) -> Explanations:
@@ -90,7 +92,7 @@ def explain_report(report, show: bool = True) -> Explanations:
     return result
 
 
-def _report_of(prog, layout, cost_model):
+def _report_of(prog, layout, cost_model, strict: bool = False):
     """The compile report of `prog` compiled by mi.compile's passes (no lowering, no XLA)."""
     if not hasattr(getattr(prog, "module", prog), "operation"):
         raise MeshIRTypeError(f"explain: expected a Program, a module or an Executable, got {checks.describe(prog)}")
@@ -99,9 +101,11 @@ def _report_of(prog, layout, cost_model):
     model = checks.cost_model(cost_model)
     with get_context():
         source = module.operation.clone()
-    if function_mesh(entry_function(source, None), module_meshes(source.operation)) is None:
+    mesh = function_mesh(entry_function(source, None), module_meshes(source.operation))
+    if mesh is None:
         raise MeshIRError("explain: the program has no mesh, so it has no collectives: give one with "
                           "Program(..., mesh)")
+    rules = checks.rules_on_mesh(rules, mesh, strict)
     return compile_report(source, rules, model)
 
 

@@ -15,17 +15,18 @@ from meshir.api import _checks as checks
 
 
 @reports_at_call_site
-def propagate(program_or_module, layout: dict | None = None):
+def propagate(program_or_module, layout: dict | None = None, strict: bool = False):
     """A copy of the program's module in which every dim of every value has a layout.
 
     `layout` adds Mesh-TensorFlow layout rules (`{"batch": "x", "d_ff": ("x", "y")}`, a
     `LayoutRules`, or text: `"batch:x,d_ff:(x,y)"`, `"batch:x;d_ff:y"`) to the ones the
     program states; the program itself is left unchanged. Runs mtf-shard-update (a
     `mi.train_step(shard_update=...)`'s layouts) and mtf-propagate-sharding
-    through the pass manager (verified before and after).
+    through the pass manager (verified before and after). `strict`: a rule naming a mesh axis
+    the mesh lacks is an error, not ignored with a warning (as `mi.compile`'s).
     """
     module = checks.module_of(program_or_module, "the program to propagate")
-    rules = checks.layout_rules(layout, "layout rules")
+    rules = checks.rules_for_module(checks.layout_rules(layout, "layout rules"), module, strict)
     with get_context():
         copy = module.operation.clone()
     Pipeline(with_shard_update([PropagateShardingPass(rules=rules)], copy, rules)).apply(copy)

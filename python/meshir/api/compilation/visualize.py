@@ -31,18 +31,19 @@ _COLUMNS = 4
 
 @reports_at_call_site
 def visualize(prog_or_exe, path: str | os.PathLike | None = None, *, layout: dict | None = None,
-              every_value: bool = False, show: bool = True) -> str:
+              every_value: bool = False, show: bool = True, strict: bool = False) -> str:
     """Print and return the table of every value's layout; with `path`, also draw the tensors'
     shardings into that image file (PNG, or another format matplotlib knows by its suffix).
 
     `prog_or_exe`: a Program or module (its layouts are propagated first when it has a mesh,
     with `layout` rules added) or an Executable from `mi.compile` (the layouts it runs with).
     `every_value`: draw every value, not only arguments and results. `show=False`: do not print.
+    `strict`: as `mi.propagate`'s, for `layout`.
     """
     layout = checks.layout(layout, "layout rules")
     every_value = checks.flag(every_value, "every_value")
     show = checks.flag(show, "show")
-    module = _laid_out_module(prog_or_exe, layout)
+    module = _laid_out_module(prog_or_exe, layout, checks.flag(strict, "strict"))
     table = layout_table(module)
     if path is not None:
         target = _checked_path(path)
@@ -52,7 +53,7 @@ def visualize(prog_or_exe, path: str | os.PathLike | None = None, *, layout: dic
     return table
 
 
-def _laid_out_module(obj, layout):
+def _laid_out_module(obj, layout, strict: bool = False):
     partitioned = getattr(obj, "partitioned_module", None)
     if partitioned is not None:  # an Executable: the layouts it was compiled with
         if layout:
@@ -64,7 +65,7 @@ def _laid_out_module(obj, layout):
         raise MeshIRTypeError(f"visualize: expected a Program, a module or an Executable, got {checks.describe(obj)}")
     meshes = module_meshes(module.operation)
     if layout or any(function_mesh(fn, meshes) is not None for fn in defined_functions(module)):
-        return propagate(module, layout=layout)
+        return propagate(module, layout=layout, strict=strict)
     return module
 
 

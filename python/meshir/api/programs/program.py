@@ -38,10 +38,11 @@ def current_program() -> "Program":
     return stack[-1]
 
 
-def layout_rules_attr(layout: dict, mesh: Mesh | None) -> ir.DictAttr:
-    """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist."""
+def layout_rules_attr(layout: dict, mesh: Mesh | None, strict: bool = False) -> ir.DictAttr:
+    """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist (axes the
+    mesh lacks are dropped with a warning unless `strict`: `checks.rules`)."""
     entries = {}
-    for dim, axes in checks.rules(layout, [mesh]).items():
+    for dim, axes in checks.rules(layout, [mesh], strict=strict).items():
         entries[dim] = ir.ArrayAttr.get([ir.StringAttr.get(a) for a in axes])
     return ir.DictAttr.get(entries)
 
@@ -50,9 +51,11 @@ class Program:
     """One function of named-dimension tensors on a mesh, built op by op from Python."""
 
     def __init__(self, name: str = "main", mesh: Mesh | dict | None = None, layout: dict | None = None,
-                 precision=None):
+                 precision=None, strict: bool = False):
         """`precision`: an mi.Precision, the program's default mixed-precision policy (used by
-        mi.compile, mi.value_and_grad and mi.train_step unless they are given another)."""
+        mi.compile, mi.value_and_grad and mi.train_step unless they are given another).
+        `layout`: Mesh-TensorFlow layout rules; a rule's mesh axes the mesh lacks are ignored
+        with one mi.MeshIRWarning (as Mesh-TensorFlow did), or with `strict=True` an error."""
         self.name = checks.identifier(name, "program name")
         self.precision = policies.check(precision, "precision of mi.Program")
         self.mesh = checks.mesh(mesh, "Program mesh")
@@ -73,7 +76,7 @@ class Program:
             self.block = self.function.add_entry_block()
             if self.mesh is not None:
                 self.function.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(self.mesh.name)
-            rules = layout_rules_attr(layout, self.mesh)
+            rules = layout_rules_attr(layout, self.mesh, strict)
             if len(rules):
                 self.function.attributes["mtf.layout_rules"] = rules
             policies.set_default(self._module, self.precision)

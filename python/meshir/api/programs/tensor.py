@@ -140,7 +140,8 @@ class Tensor:
                             "or mi.gather", MeshIRTypeError)
 
     def __matmul__(self, other):
-        raise located_error(f"{self!r} @ {other!r}: MeshIR contracts by name; use mi.einsum(x, w, output=dims)",
+        raise located_error(f"{self!r} @ {other!r}: MeshIR contracts by name; use mi.einsum(x, w) (sums the "
+                            "names both have) or mi.einsum(x, w, output=dims)",
                             MeshIRTypeError)
 
     __rmatmul__ = __matmul__

@@ -29,11 +29,13 @@ class GradientProgram:
 
     `argument_names` are the program's (plus `cotangent` when it was asked for),
     `result_names` are `value` (for value_and_grad) then `grad_<argument>` for each `wrt`.
+    `mesh`: the mesh the differentiated program was given, with its devices (None for a module).
     """
 
-    def __init__(self, module, name: str):
+    def __init__(self, module, name: str, mesh=None):
         self.module = module
         self.name = name
+        self.mesh = mesh
 
     @property
     def signature(self):
@@ -99,7 +101,7 @@ def _gradient(program, wrt, result, function, cotangent, with_value) -> Gradient
     Pipeline([InlineCallsPass()]).apply(module)
     if policy is not None:
         precision.widen_gradient_sums(module, policy)
-    return GradientProgram(module, name)
+    return GradientProgram(module, name, checks.program_mesh(program))
 
 
 def _keep_only_entry(module, name: str, differentiated: str) -> None:

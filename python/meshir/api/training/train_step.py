@@ -49,6 +49,11 @@ class TrainStep:
         return self.program.module
 
     @property
+    def mesh(self):
+        """The step's mesh: the loss program's, with its devices."""
+        return self.program.mesh
+
+    @property
     def argument_names(self) -> tuple[str, ...]:
         return self.program.argument_names
 
@@ -96,6 +101,8 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
     fn = entry_function(module)
     sig = signature(fn)
     mesh = function_mesh(fn, module_meshes(module.operation))
+    if mesh is not None:  # the step runs on the loss program's devices, if it was given some
+        mesh = checks.on_users_devices(mesh, None, loss_program)
     floats = [n for n, t in zip(sig.arg_names, sig.arg_types) if t.is_float]
     params = tuple(floats if params is None else checks.sequence([params] if isinstance(params, str) else params,
                                                                  "params of mi.train_step"))
