@@ -135,9 +135,9 @@ def test_gradient_and_training_step_keep_the_devices():
 
 
 def test_devices_of_another_client_are_refused_at_compile():
-    from jax._src.lib import xla_client
+    from meshir._jax_private import xla_client
 
-    other = xla_client.make_cpu_client().devices()[0]
+    other = xla_client.make_cpu_client().devices()[0]  # a second CPU client: devices jax's backend lacks
     devices = [other] + jax.devices()[1:8]
     prog = ffn(mi.Mesh("x=4, y=2", devices=devices))
     with pytest.raises(mi.MeshIRError) as info:
