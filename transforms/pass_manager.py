@@ -32,8 +32,12 @@ from .registry import PASSES, IRForm, ModulePass, PassOptionError, did_you_mean
 from .upstream import UPSTREAM_PASSES
 from .upstream_guards import guard_problems, guarded_passes
 
-#: Called after each top-level pipeline element with (element text, module op).
+#: Called before or after each top-level pipeline element with (element text, module op).
 AfterEachHook = Callable[[str, object], None]
+
+#: The MLIR pass name of the hook passes that call `before_each` and `after_each` (MLIR's
+#: timing report lists them under this name).
+HOOK_PASS_NAME = "MeshIRHook"
 
 _SEVERITIES = {
     ir.DiagnosticSeverity.ERROR: "error",
@@ -78,18 +82,29 @@ class Pipeline:
     form after mtf-insert-collectives). A pass that needs a form no earlier pass produced
     gets it checked right before it (mtf-lower-to-stablehlo run alone)."""
 
-    def __init__(self, elements, *, after_each: AfterEachHook | None = None, verify_each: bool = True):
+    def __init__(self, elements, *, after_each: AfterEachHook | None = None,
+                 before_each: AfterEachHook | None = None, verify_each: bool = True, timing: bool = False):
         self.elements = tuple(elements)
         self.verify_each = verify_each
         self._state = _RunState()
         with get_context():
             self._pm = passmanager.PassManager("builtin.module")
             self._pm.enable_verifier(verify_each)
+            if timing:  # MLIR's pass timing: its report is printed by `release()`
+                self._pm.enable_timing()
             forms: set[IRForm] = set()  # the forms the IR is known to be in at this point
             for element in self.elements:
+                if before_each is not None:
+                    self._pm.add(_hook_pass(before_each, _label(element)), name=HOOK_PASS_NAME, argument="meshir-before-each")
                 forms = self._add(element, forms)
                 if after_each is not None:
-                    self._pm.add(_hook_pass(after_each, _label(element)), name="PrintIR", argument="meshir-print-ir")
+                    self._pm.add(_hook_pass(after_each, _label(element)), name=HOOK_PASS_NAME, argument="meshir-after-each")
+
+    def release(self) -> None:
+        """Drop the MLIR pass manager now; with `timing=True`, MLIR writes its timing report
+        to file descriptor 2 as it goes (meshir-opt captures it). The pipeline cannot run
+        after this."""
+        self._pm = None
 
     def run(self, module_op, *, verify_input: bool = True) -> list[Diagnostic]:
         """Apply the pipeline in place; return warnings/remarks; raise PassPipelineError
@@ -203,8 +218,9 @@ class Pipeline:
 def build_pass_manager(pipeline, **kwargs) -> Pipeline:
     """A Pipeline from text (`builtin.module(mtf-verify, canonicalize)` or `a,b`) or parsed
     elements. Raises PipelineError (located by column) for bad syntax, unknown passes or options.
-    Keyword arguments: `after_each(label, module_op)` hook, `verify_each` (MeshIR's and
-    MLIR's verifiers after each pass)."""
+    Keyword arguments: `before_each(label, module_op)` and `after_each(label, module_op)`
+    hooks (the latter after the element's verification), `verify_each` (MeshIR's and MLIR's
+    verifiers after each pass), `timing` (MLIR's pass timing, reported by `release()`)."""
     elements = parse_pipeline(pipeline) if isinstance(pipeline, str) else tuple(pipeline)
     return Pipeline(elements, **kwargs)
 
@@ -249,8 +265,8 @@ def _failing_pass(name: str, error: MeshIRError, state: _RunState):
 
 
 def _label(element) -> str:
-    """How `--mlir-print-ir-after-all` and `after_each` name an element: its text, or the
-    name of a pass given as an instance."""
+    """How `--mlir-print-ir-after-all`, `before_each` and `after_each` name an element: its
+    text, or the name of a pass given as an instance."""
     return element.NAME if isinstance(element, ModulePass) else element.text
 
 

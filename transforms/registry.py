@@ -205,12 +205,13 @@ class ModulePass:
                 raise
         return cls(**values)
 
-    def option_text(self) -> str:
-        """`{a=1 b="x y"}` for options that differ from their defaults ('' when none do)."""
+    def option_text(self, defaults: bool = False) -> str:
+        """`{a=1 b="x y"}` for options that differ from their defaults ('' when none do);
+        with `defaults`, for every option (`meshir-opt --dump-pass-pipeline`)."""
         parts = []
         for opt in pass_options(type(self)):
             value = getattr(self, opt.field)
-            if value != opt.default:
+            if defaults or value != opt.default:
                 parts.append(f"{opt.name}={_format_value(value)}")
         return "{" + " ".join(parts) + "}" if parts else ""
 

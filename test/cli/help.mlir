@@ -6,10 +6,21 @@
 // CHECK: usage: meshir-opt [options] [--<pass>[=OPTIONS] ...] [input-file]
 // CHECK: -o FILE
 // CHECK: --pass-pipeline PIPELINE
-// CHECK: --split-input-file
+// CHECK: --dump-pass-pipeline
+// CHECK: --split-input-file [=MARKER]
+// CHECK: --output-split-marker MARKER
 // CHECK: --verify-diagnostics
-// CHECK: --mlir-print-ir-after-all
+// CHECK: --emit-bytecode
+// CHECK: --mlir-print-op-generic
 // CHECK: --mlir-print-debuginfo
+// CHECK: --mlir-print-ir-before-all
+// CHECK: --mlir-print-ir-after-all
+// CHECK: --mlir-print-ir-after-change
+// CHECK: --mlir-print-ir-after-failure
+// CHECK: --mlir-timing
+// CHECK: --mlir-pass-statistics
+// CHECK: --allow-unregistered-dialect
+// CHECK: --show-dialects
 // CHECK: --version
 // CHECK: --<pass>[=OPTIONS]
 // CHECK: MeshIR passes:
@@ -52,6 +63,8 @@
 // CHECK-NEXT: keep-collectives=<bool>  (default: false)  keep collective ops
 // CHECK-NEXT: --mtf-verify {{ +}}Check every mtf op and !mtf.tensor type
 // CHECK: upstream MLIR and Shardy passes
-// CHECK: --canonicalize
-// CHECK: --cse
+// CHECK: --canonicalize {{.*}}; leaves mtf ops alone: use --mtf-canonicalize
+// CHECK: --cse {{.*}}; leaves mtf ops alone: use --mtf-canonicalize
 // CHECK: --sdy-propagation-pipeline
+// CHECK: canonicalize and cse
+// CHECK-NEXT: neither fold, merge nor erase them; mtf-canonicalize does

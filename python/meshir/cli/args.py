@@ -11,8 +11,10 @@ import argparse
 from dataclasses import dataclass
 
 from meshir.transforms import PASSES
-from meshir.transforms.registry import PassInfo
+from meshir.transforms.registry import PassInfo, did_you_mean
 from meshir.transforms.upstream import UPSTREAM_PASSES
+
+from .split_input import SPLIT_MARKER
 
 USAGE = "meshir-opt [options] [--<pass>[=OPTIONS] ...] [input-file]"
 DESCRIPTION = (
@@ -22,6 +24,14 @@ DESCRIPTION = (
 
 
 _STORE_CONST = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction)
+#: Options whose value is optional and, as in mlir-opt, only given with '=': `--split-input-file`
+#: alone means the default marker (read as the empty value).
+_OPTIONAL_VALUE = frozenset({"--split-input-file"})
+#: What upstream passes do not do to mtf ops, said in --help.
+_UPSTREAM_NOTES = {
+    "canonicalize": "; leaves mtf ops alone: use --mtf-canonicalize",
+    "cse": "; leaves mtf ops alone: use --mtf-canonicalize",
+}
 
 
 class UsageError(Exception):
@@ -62,13 +72,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?", default="-", help="input file ('-' or none: standard input)")
     p.add_argument("-o", dest="output", default="-", metavar="FILE", help="output file (default: standard output)")
     p.add_argument("--pass-pipeline", metavar="PIPELINE", help="passes to run, e.g. 'builtin.module(mtf-verify, canonicalize, func.func(cse))'")
-    p.add_argument("--split-input-file", action="store_true", help="process each '// -----' separated chunk on its own; join outputs with '// -----'")
+    p.add_argument("--dump-pass-pipeline", action="store_true", help="print the pipeline that will run to stderr, every option written out")
+    p.add_argument("--split-input-file", metavar="[=MARKER]", help=f"process each chunk between MARKER lines (default: '{SPLIT_MARKER}') on its own")
+    p.add_argument("--output-split-marker", default=SPLIT_MARKER, metavar="MARKER", help=f"the line joining the outputs of the chunks (default: '{SPLIT_MARKER}')")
     p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-error/warning/note/remark comments instead of printing them")
-    p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after each pass")
+    p.add_argument("--emit-bytecode", action="store_true", help="write the output as MLIR bytecode (input may be text or bytecode)")
+    p.add_argument("--mlir-print-op-generic", action="store_true", help="print ops in the generic form")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations with the IR")
+    p.add_argument("--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before each pass")
+    p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after each pass (and after a pass that failed)")
+    p.add_argument("--mlir-print-ir-after-change", action="store_true", help="with --mlir-print-ir-after-all: only after passes that changed the IR")
+    p.add_argument("--mlir-print-ir-after-failure", action="store_true", help="print the IR to stderr after a pass that failed")
+    p.add_argument("--mlir-timing", action="store_true", help="print the execution time report (parser, each pass, output) to stderr")
+    p.add_argument("--mlir-pass-statistics", action="store_true", help="print each pass's statistics (ops added and removed) to stderr")
     p.add_argument("--verify-each", type=_bool, default=True, metavar="BOOL", help="verify after each pass and after the pipeline (default: true)")
     p.add_argument("--mlir-very-unsafe-disable-verifier-on-parsing", dest="no_verify_on_parse", action="store_true", help="do not run the MeshIR verifier after parsing")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accepted for mlir-opt compatibility; always on (mtf ops are unregistered)")
+    p.add_argument("--show-dialects", action="store_true", help="print the dialects meshir-opt reads and exit")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     p.add_argument("-h", "--help", action="store_true", help="print this help and exit")
     return p
@@ -88,7 +108,11 @@ def passes_help() -> str:
         lines += _pass_lines(cls.info())
     lines += ["", "upstream MLIR and Shardy passes (any pass registered in jaxlib's MLIR is accepted):"]
     for info in UPSTREAM_PASSES.values():
-        lines += _pass_lines(info)
+        lines += _pass_lines(PassInfo(info.name, info.summary + _UPSTREAM_NOTES.get(info.name, ""), info.options))
+    lines += [
+        "  (MLIR sees mtf ops as unregistered ops, which may have side effects: canonicalize and cse",
+        "  neither fold, merge nor erase them; mtf-canonicalize does, from the ops' own traits)",
+    ]
     return "\n".join(lines)
 
 
@@ -113,7 +137,11 @@ def split_pass_flags(argv: list[str], parser: argparse.ArgumentParser) -> tuple[
             rest += argv[i:]
             break
         name, eq, value = arg.partition("=")
-        if arg.startswith("--") and name not in known:
+        if name in _OPTIONAL_VALUE and not eq:
+            rest.append(name + "=")
+        elif arg.startswith("--mlir-") and name not in known:  # no pass is named mlir-*
+            raise UsageError(f"unknown option '{name}'{did_you_mean(name, cli_option_names(parser))}")
+        elif arg.startswith("--") and name not in known:
             flags.append(PassFlag(arg, _pass_text(name[2:], value if eq else None)))
         else:
             rest.append(arg)

@@ -1,8 +1,10 @@
-"""`--split-input-file`: cut the input at `// -----` lines into independent chunks.
+"""`--split-input-file[=MARKER]`: cut the input at marker lines (`// -----` by default) into
+independent chunks.
 
-Each chunk is padded with the newlines that precede it, so the line numbers of its
-diagnostics (and of its `expected-*` comments) are those of the original file; mlir-opt
-says "within split at file:N offset :l:c" instead, which is harder to follow.
+A marker is a line of its own (surrounding blanks allowed); mlir-opt also cuts at a marker in
+the middle of a line. Each chunk is padded with the newlines that precede it, so the line
+numbers of its diagnostics (and of its `expected-*` comments) are those of the original file;
+mlir-opt says "within split at file:N offset :l:c" instead, which is harder to follow.
 """
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import re
 from dataclasses import dataclass
 
 SPLIT_MARKER = "// -----"
-_MARKER_LINE = re.compile(r"^[ \t]*// -----[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -23,13 +24,14 @@ class Chunk:
         return self.text.split("\n")
 
 
-def split_input(text: str, split: bool) -> list[Chunk]:
-    """The chunks of `text`: one when `split` is false."""
-    if not split:
+def split_input(text: str, marker: str | None) -> list[Chunk]:
+    """The chunks of `text` cut at `marker` lines: one chunk when `marker` is None."""
+    if marker is None:
         return [Chunk(text, 1)]
+    marker_line = re.compile(r"[ \t]*" + re.escape(marker.strip()) + r"[ \t]*")
     chunks, start, lines = [], 0, text.split("\n")
-    for i, line in enumerate(lines + [SPLIT_MARKER]):
-        if i == len(lines) or _MARKER_LINE.match(line):
+    for i, line in enumerate(lines + [None]):
+        if line is None or marker_line.fullmatch(line):
             body = "\n".join(lines[start:i])
             chunks.append(Chunk("\n" * start + body, start + 1))
             start = i + 1
