@@ -26,10 +26,22 @@ runs every contender once), with the quartiles, since on 2 cores the worker thre
 8 CPU devices keep spinning for milliseconds after each execution and slow whatever Python
 runs next (the order of the contenders is shuffled each round, so that no contender always
 follows the same one); at 1000 arguments the quartiles span several milliseconds.
+
+The eager row (issue 35): one op on an `mi.Array` `[rows=16, cols=8]` split over x, run at
+once outside any program, against jax's eager `x + 1.0` on a jax.Array of the same
+NamedSharding, each result fed back and blocked on (`jax.block_until_ready`). Contenders:
+`mi.add(a, 1.0)`, `a + 1.0`, `jax x + 1.0`, `jax x + c` (the scalar on the devices already), and the floors: the eager op's cached executable
+(`EAGER_CACHE`) and jax's executable of `x + 1.0`, each run directly by PJRT. The figure is
+the median of the per-round ratios MeshIR / jax (target <= 1.5) on cache hits; the first
+call of a new signature (trace, compile, run) is timed apart, as is jax's first `x + 1.0`
+after `jax.clear_caches()`.
+
+    python benchmarks/call_overhead.py --eager-only   # only the eager row; the others kept
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -174,6 +186,119 @@ def measure(count: int, reps: int) -> dict:
     }
 
 
+EAGER_TARGET = 1.5  # MeshIR's eager op / jax's eager op, on cache hits
+FIRST_CALLS = 5  # first calls timed (each after clearing the caches); their median
+
+
+def measure_eager(reps: int) -> dict:
+    """The eager row (see the module docstring)."""
+    import jax
+
+    import meshir as mi
+    from meshir import _jax_private as jp
+    from meshir.api.eager.dispatch import EAGER_CACHE
+
+    mesh = mi.Mesh({"x": 4, "y": 2})
+    init = np.random.default_rng(1).standard_normal((ROWS, COLS)).astype(np.float32)
+    a0 = mi.array(init, ["rows", "cols"], mesh=mesh, layout={"rows": "x"})
+    sharding = a0.jax_array.sharding
+    x0 = jax.device_put(init, sharding)  # a jax.Array laid out like the mi.Array
+    assert x0.sharding == sharding and a0.layout == {"rows": ("x",), "cols": ()}
+
+    def first_mi():
+        EAGER_CACHE.clear()
+        return harness.timed(lambda: mi.add(a0, 1.0))[1]
+
+    def first_jax():
+        jax.clear_caches()
+        return harness.timed(lambda: x0 + 1.0)[1]
+
+    first = {"mi.add": [first_mi() for _ in range(FIRST_CALLS)], "jax x + 1.0": [first_jax() for _ in range(FIRST_CALLS)]}
+    out = mi.add(a0, 1.0)  # the cached signature, for its executable (the floor)
+    (staged,) = EAGER_CACHE._entries.values()
+    exe = staged.executable
+    assert out.jax_array.sharding == sharding and (x0 + 1.0).sharding == sharding
+    j_loaded, j_handlers = jp.compiled_executable_and_handlers(jax.jit(lambda x: x + 1.0).lower(x0).compile())
+    # jax passes the Python scalar of `x + 1.0` as an argument (put on the devices each call);
+    # MeshIR makes it a constant of the program. `x + c`: jax with the scalar on the devices already.
+    c = jax.device_put(np.float32(1.0), jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec()))
+
+    state = {"mi.add": a0, "a + 1.0": a0, "jax x + 1.0": x0, "jax x + c": x0, "eager program, pjrt": [x0],
+             "jax executable, pjrt": [x0]}
+
+    def step(name, call):
+        def run():
+            state[name], elapsed = harness.timed(lambda: call(state[name]))
+            return elapsed
+        return run
+
+    calls = {
+        "mi.add": step("mi.add", lambda a: mi.add(a, 1.0)),
+        "a + 1.0": step("a + 1.0", lambda a: a + 1.0),
+        "jax x + 1.0": step("jax x + 1.0", lambda x: x + 1.0),
+        "jax x + c": step("jax x + c", lambda x: x + c),
+        "eager program, pjrt": step("eager program, pjrt", lambda xs: jp.execute(exe._loaded, xs, exe._result_handlers)),
+        "jax executable, pjrt": step("jax executable, pjrt", lambda xs: jp.execute(j_loaded, xs, j_handlers)),
+    }
+    order, shuffle = list(calls), random.Random(0).shuffle
+
+    def shuffled(_names, _round):
+        shuffle(order)
+        return order
+
+    hits_before = len(EAGER_CACHE)
+    times = harness.interleaved_rounds(calls, reps, warmup=5, order=shuffled)
+    assert len(EAGER_CACHE) == hits_before  # every timed eager call was a cache hit
+    ratios = {k: statistics.median(harness.round_ratios(times, k, "jax x + 1.0")) for k in ("mi.add", "a + 1.0")}
+    ratios_c = {k: statistics.median(harness.round_ratios(times, k, "jax x + c")) for k in ("mi.add", "a + 1.0")}
+    values = [np.asarray(state[k]) for k in ("mi.add", "a + 1.0", "jax x + 1.0", "jax x + c")]
+    values += [np.asarray(state[k][0]) for k in ("eager program, pjrt", "jax executable, pjrt")]
+    return {
+        "reps": reps, "shape": [ROWS, COLS], "layout": {"rows": "x"},
+        "median_us": {k: statistics.median(v) * 1e6 for k, v in times.items()},
+        "ratio_to_jax": ratios, "ratio_to_jax_device_scalar": ratios_c, "target_ratio": EAGER_TARGET,
+        "meets_target": all(r <= EAGER_TARGET for r in ratios.values()),
+        "overhead_us": _paired(times["mi.add"], times["eager program, pjrt"]),
+        "jax_overhead_us": _paired(times["jax x + 1.0"], times["jax executable, pjrt"]),
+        "first_call_ms": {k: statistics.median(v) * 1e3 for k, v in first.items()},
+        "check": all(np.array_equal(v, values[0]) for v in values[1:]),
+    }
+
+
+def eager_markdown(e: dict, date: str) -> list[str]:
+    m, r, rc, f = e["median_us"], e["ratio_to_jax"], e["ratio_to_jax_device_scalar"], e["first_call_ms"]
+    return [
+        "",
+        "## Eager ops (issue 35)",
+        "",
+        f"Measured {date}, {e['reps']} interleaved rounds. One op outside any program on an `mi.Array` "
+        f"`[rows={e['shape'][0]}, cols={e['shape'][1]}]` split over x (4x2 mesh), against jax's eager `x + 1.0` on a "
+        "jax.Array with the same NamedSharding; each result fed back and blocked on. Medians of interleaved calls (µs); "
+        "the ratio is the median of per-round ratios to jax's (target ≤ 1.5, cache hits). Floors: each executable "
+        "run directly by PJRT; overhead = call − its floor (median of per-round differences [quartiles]). "
+        "jax passes the Python scalar of `x + 1.0` to its executable as an argument, put on the devices each call, "
+        "where MeshIR makes it a constant of the one-op program; `x + c` is jax with a replicated f32 scalar `c` on "
+        "the devices already. "
+        f"First call: median of {FIRST_CALLS}, each after clearing the cache (MeshIR: `EAGER_CACHE`, so the one-op "
+        "program is traced, compiled and run; jax: `jax.clear_caches()`).",
+        "",
+        "| call | median µs | / jax `x + 1.0` | / jax `x + c` | overhead over its executable (µs) |",
+        "|---|---|---|---|---|",
+        f"| `mi.add(a, 1.0)` | {m['mi.add']:.0f} | **{r['mi.add']:.2f}** "
+        f"{'met' if r['mi.add'] <= e['target_ratio'] else 'MISSED'} | {rc['mi.add']:.2f} | "
+        f"{e['overhead_us']['median']:.0f} [{e['overhead_us']['quartiles'][0]:.0f}, {e['overhead_us']['quartiles'][1]:.0f}] |",
+        f"| `a + 1.0` | {m['a + 1.0']:.0f} | **{r['a + 1.0']:.2f}** "
+        f"{'met' if r['a + 1.0'] <= e['target_ratio'] else 'MISSED'} | {rc['a + 1.0']:.2f} | |",
+        f"| jax `x + 1.0` | {m['jax x + 1.0']:.0f} | 1 | | {e['jax_overhead_us']['median']:.0f} "
+        f"[{e['jax_overhead_us']['quartiles'][0]:.0f}, {e['jax_overhead_us']['quartiles'][1]:.0f}] |",
+        f"| jax `x + c` | {m['jax x + c']:.0f} | | 1 | |",
+        f"| eager program, PJRT | {m['eager program, pjrt']:.0f} | | | |",
+        f"| jax executable, PJRT | {m['jax executable, pjrt']:.0f} | | | |",
+        "",
+        f"First call of a new signature: `mi.add` {f['mi.add']:.1f} ms, jax `x + 1.0` {f['jax x + 1.0']:.1f} ms.",
+    ]
+
+
 def _paired(times, floor) -> dict:
     """Median and quartiles (µs) of the per-round differences `times[i] - floor[i]`."""
     diffs = [(a - b) * 1e6 for a, b in zip(times, floor)]
@@ -187,12 +312,13 @@ def _best_us(call, number: int = 50, repeat: int = 7) -> float:
     return min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6
 
 
-def markdown(meta: dict, records: list[dict]) -> str:
+def markdown(meta: dict, records: list[dict], eager: dict | None = None) -> str:
     lines = [
         "# Per-call cost of a compiled program, by argument count",
         "",
         f"Generated by `python benchmarks/call_overhead.py` on {meta['date']} ({meta['platform']}, "
-        f"{meta['cpus']} CPUs, jax {meta['jax']}; 8 CPU devices, 4x2 mesh).",
+        f"{meta['cpus']} CPUs, jax {meta['jax']}; 8 CPU devices, 4x2 mesh)."
+        + (f" Rerun since: {meta['rerun']}; the argument-count rows are from {meta['date']}." if "rerun" in meta else ""),
         "",
         "N arguments `[16, 8]` split over x, results `w + 1` donated and fed back; medians of interleaved "
         "calls (µs). Overhead = MeshIR's public call − PJRT running the same executable on the same arrays "
@@ -221,6 +347,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
     for r in records:
         mq, jq = r["overhead_quartiles_us"], r["jax_overhead_quartiles_us"]
         lines.append(f"- {r['arguments']} arguments: MeshIR [{mq[0]:.0f}, {mq[1]:.0f}], jax.jit [{jq[0]:.0f}, {jq[1]:.0f}]")
+    if eager is not None:
+        lines += eager_markdown(eager, meta.get("eager_date", meta["date"]))
     return "\n".join(lines) + "\n"
 
 
@@ -229,15 +357,24 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="1 and 10 arguments, few reps (results/quick/)")
     parser.add_argument("--counts", type=int, nargs="*", help="argument counts to measure")
     parser.add_argument("--reps", type=int, default=None, help="timed calls per contender")
+    parser.add_argument("--eager-reps", type=int, default=None, help="rounds of the eager row (default 1000)")
+    parser.add_argument("--eager-only", action="store_true",
+                        help="rerun only the eager row; the argument-count rows of the results file are kept")
     parser.add_argument("--out", type=Path, default=None, help="results directory")
     args = parser.parse_args(argv)
     counts = args.counts or (QUICK_COUNTS if args.quick else COUNTS)
     reps = args.reps or (20 if args.quick else 300)
+    eager_reps = args.eager_reps or args.reps or (20 if args.quick else 1000)
     out = harness.results_dir(args.out, args.quick)
     import jax
 
-    records = []
-    for count in counts:
+    harness.ensure_devices(8)
+    records, meta = [], harness.machine()
+    if args.eager_only:
+        kept = json.loads((Path(out) / "call_overhead.json").read_text())
+        records, meta = kept["records"], {**kept["meta"], "eager_date": meta["date"],
+                                          "rerun": f"only the eager row, on {meta['date']} (--eager-only)"}
+    for count in () if args.eager_only else counts:
         record = measure(count, reps)
         records.append(record)
         print(f"{count} arguments: overhead {record['overhead_us']:.0f} us (target {record['target_us']:.0f}; "
@@ -245,8 +382,13 @@ def main(argv=None) -> int:
               f"with numpy {record['overhead_with_numpy_us']:.0f} us, jax.jit {record['jax_overhead_us']:.0f} us, "
               f"named tuple {record['named_tuple_us']:.0f} us")
         jax.clear_caches()
-    meta = harness.machine()
-    harness.write_report(out, "call_overhead", {"meta": meta, "records": records}, markdown(meta, records))
+    eager = measure_eager(eager_reps)
+    print(f"eager: mi.add {eager['ratio_to_jax']['mi.add']:.2f}x jax's x + 1.0, a + 1.0 "
+          f"{eager['ratio_to_jax']['a + 1.0']:.2f}x (target {EAGER_TARGET}); medians "
+          f"{eager['median_us']['mi.add']:.0f} / {eager['median_us']['jax x + 1.0']:.0f} us; first call "
+          f"{eager['first_call_ms']['mi.add']:.1f} ms (jax {eager['first_call_ms']['jax x + 1.0']:.1f} ms)")
+    harness.write_report(out, "call_overhead", {"meta": meta, "records": records, "eager": eager},
+                         markdown(meta, records, eager))
     return 0
 
 

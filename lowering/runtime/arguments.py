@@ -77,6 +77,8 @@ def prepare_argument(value, t: TensorType, sharding: NamedSharding, what: str):
         )
     if isinstance(value, ProcessLocal):
         return place_process_local(value, t, sharding, what)
+    if isinstance(getattr(value, "jax_array", None), jax.Array):  # an mi.Array: its array, resharded if need be
+        value = value.jax_array
     if isinstance(value, jax.Array):
         check_kind_and_shape(value.dtype, value.shape, t, what)
         if value.dtype == t.dtype:

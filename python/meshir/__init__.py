@@ -93,6 +93,11 @@ from meshir.api.compilation.visualize import visualize
 # MeshIR and JAX: exports
 from meshir.api.interop.export import export, load
 
+# Eager and staged execution
+from meshir.api.eager.array import Array, array
+from meshir.api.eager.context import default_layout
+from meshir.api.eager.jit import jit
+
 # Calibration and checkpoints
 from meshir.api.calibration.calibrate import Calibration, calibrate
 from meshir.api.checkpoints.store import Checkpoints
@@ -100,13 +105,13 @@ from meshir.api.checkpoints.store import Checkpoints
 __version__ = "0.1.0"
 
 __all__ = [
-    "abs", "Adafactor", "Adam", "AdamW", "add", "all_gather", "all_reduce", "all_slice",
+    "abs", "Adafactor", "Adam", "AdamW", "add", "all_gather", "all_reduce", "all_slice", "Array", "array",
     "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration", "categorical",
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "cumprod", "cumsum", "current_program", "custom_gradient",
-    "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
+    "default_layout", "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
     "equal", "erf", "exp", "explain", "export", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
-    "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "layer_norm",
+    "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "jit", "layer_norm",
     "layout_table", "LayoutRules", "less", "less_equal", "load", "log", "log_softmax", "logistic",
     "maximum", "mean", "Mesh", "MeshIRError", "MeshIRKeyError", "MeshIRTypeError",
     "MeshIRValueError", "MeshIRWarning", "minimum", "mul", "neg", "not_equal", "one_hot", "pad", "parse_module",

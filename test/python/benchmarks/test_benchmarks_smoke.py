@@ -1,7 +1,7 @@
 """The benchmark scripts still run: the smallest case through `benchmarks/run.py` (3 timed
 runs), the HLO collective parser on the forms XLA prints, one compile-scaling point, and the
 LM training step of `benchmarks/lm_step.py` at its tiny size, the per-call cost of
-`benchmarks/call_overhead.py` for one and ten arguments, and the bytes table of
+`benchmarks/call_overhead.py` for one and ten arguments and its eager row, and the bytes table of
 `benchmarks/propagation_conflicts.py`, the remat measurement of `benchmarks/remat_lm.py` at its tiny size, and the 1 x 8 vs 2 x 4
 process run of `benchmarks/multi_host.py` at its tiny size (its losses agree), the quick mode of
 `benchmarks/auto_layout.py` (its structure; no timed assertions), `lm_step.py --layout single`,
@@ -110,7 +110,14 @@ def test_call_overhead_quick_run_writes_its_report(tmp_path):
                                        "pjrt, batch program", "jax.jit", "jax compiled floor"}
         assert "named_tuple_us" in r
         assert r["before_pjrt_us"]["arrays"] > 0 and r["target_us"] == 50 + r["arguments"]
-    assert "| 10 |" in (tmp_path / "call_overhead.md").read_text()
+    eager = data["eager"]  # the eager row: mi.add and a + 1.0 against jax's eager x + 1.0 (no timed assertion)
+    assert eager["check"] and eager["reps"] == 3  # all six contenders computed the same values
+    assert set(eager["median_us"]) == {"mi.add", "a + 1.0", "jax x + 1.0", "jax x + c", "eager program, pjrt",
+                                       "jax executable, pjrt"}
+    assert set(eager["ratio_to_jax"]) == {"mi.add", "a + 1.0"} and eager["target_ratio"] == 1.5
+    assert eager["first_call_ms"]["mi.add"] > 0 and eager["first_call_ms"]["jax x + 1.0"] > 0
+    text = (tmp_path / "call_overhead.md").read_text()
+    assert "| 10 |" in text and "## Eager ops" in text and "| `a + 1.0` |" in text
 
 
 def test_halo_benchmark_measures_a_one_row_shift():

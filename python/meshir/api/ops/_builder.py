@@ -15,8 +15,14 @@ from meshir.api.programs.tensor import Tensor
 
 def builds(*op_classes):
     """Decorator: the function is the public `mi` builder of `op_classes` (the registry's
-    "build" slot; the completeness test checks every op has one, or is INTERNAL)."""
-    return rule("build", *op_classes)
+    "build" slot; the completeness test checks every op has one, or is INTERNAL). It also
+    runs at once on `mi.Array`s outside a program (eager/dispatch.py)."""
+    from meshir.api.eager.dispatch import dispatching
+
+    def decorate(fn):
+        return rule("build", *op_classes)(dispatching(fn))
+
+    return decorate
 
 
 def program_of(operands, fallback=None):

@@ -17,6 +17,7 @@ from meshir.dialect.op_registry import INTERNAL, register
 from meshir.dialect.ops.collectives import REDUCTIONS
 
 from meshir.api import _checks as checks
+from meshir.api.eager.dispatch import dispatching
 from meshir.api.ops._builder import build, builds, located_error
 from meshir.api.programs.tensor import Tensor
 
@@ -53,6 +54,7 @@ def shard(x: Tensor, layout: dict) -> Tensor:
     return build(ShardOp, _with(t.without_layout(), checks.layout(layout, "'mtf.shard' layout", optional=False), "mtf.shard"), [x])
 
 
+@dispatching
 def reshard(x: Tensor, layout: dict) -> Tensor:
     """`x` resharded to `layout` ({dim: axis or axes}; `()` gathers a dim whole) at this
     point: unlike `shard`, the layout does not propagate back through it, so `x` keeps the

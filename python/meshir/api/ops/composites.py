@@ -14,6 +14,7 @@ from meshir.api.ops import contraction as C
 from meshir.api.ops import creation
 from meshir.api.ops import elementwise as E
 from meshir.api.ops import selection
+from meshir.api.eager.dispatch import dispatching, runtime_arguments
 from meshir.api.ops._builder import located_error
 from meshir.api.programs.tensor import Tensor
 
@@ -34,6 +35,7 @@ def _float(x: Tensor, what: str) -> None:
         raise located_error(f"{what} needs a float tensor, got element type {x.dtype}", MeshIRTypeError)
 
 
+@dispatching
 def softmax(x: Tensor, dim) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim` (numerically stable)."""
     _float(x, "softmax")
@@ -42,6 +44,7 @@ def softmax(x: Tensor, dim) -> Tensor:
     return e / C.reduce_sum(e, over=[name])
 
 
+@dispatching
 def log_softmax(x: Tensor, dim) -> Tensor:
     """x - logsumexp(x) along `dim` (numerically stable)."""
     _float(x, "log_softmax")
@@ -50,6 +53,7 @@ def log_softmax(x: Tensor, dim) -> Tensor:
     return shifted - E.log(C.reduce_sum(E.exp(shifted), over=[name]))
 
 
+@dispatching
 def mean(x: Tensor, over=None, output=None) -> Tensor:
     """Average over `over` (or the dims absent from `output`; default: all dims)."""
     _float(x, "mean")
@@ -58,6 +62,7 @@ def mean(x: Tensor, over=None, output=None) -> Tensor:
     return total * (1.0 / count)
 
 
+@dispatching
 def layer_norm(x: Tensor, dim, scale: Tensor | None = None, bias: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:
     """(x - mean) / sqrt(var + epsilon) along `dim`, then `* scale + bias` if given."""
     _float(x, "layer_norm")
@@ -75,6 +80,7 @@ def layer_norm(x: Tensor, dim, scale: Tensor | None = None, bias: Tensor | None 
     return y
 
 
+@dispatching
 def cross_entropy(logits: Tensor, targets: Tensor, dim) -> Tensor:
     """-sum(targets * log_softmax(logits)) along the class dim `dim`.
 
@@ -91,6 +97,7 @@ def cross_entropy(logits: Tensor, targets: Tensor, dim) -> Tensor:
     return -C.reduce_sum(targets * log_softmax(logits, name), over=[name])
 
 
+@dispatching
 def gelu(x: Tensor) -> Tensor:
     """GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     _float(x, "gelu")
@@ -98,6 +105,8 @@ def gelu(x: Tensor) -> Tensor:
     return x * 0.5 * (E.tanh(inner) + 1.0)
 
 
+@dispatching
+@runtime_arguments("seed")
 def dropout(x: Tensor, rate: float, seed) -> Tensor:
     """Zero each element with probability `rate`, scale the rest by 1/(1-rate).
 
@@ -116,6 +125,8 @@ def dropout(x: Tensor, rate: float, seed) -> Tensor:
     return E.select(keep, x * (1.0 / (1.0 - rate)), 0.0)
 
 
+@dispatching
+@runtime_arguments("seed")
 def categorical(logits: Tensor, dim, seed, temperature: float = 1.0) -> Tensor:
     """An i32 sample of `dim` at every position of `logits`' other dims, with probabilities
     softmax(logits / temperature) along `dim`, by the Gumbel-max trick as
@@ -135,6 +146,7 @@ def categorical(logits: Tensor, dim, seed, temperature: float = 1.0) -> Tensor:
     return selection.argmax((x if temperature == 1.0 else x / temperature) + noise, name)
 
 
+@dispatching
 def fold_in(seed, data) -> Tensor:
     """A new seed from `seed` and an integer `data` (a step, a layer or microbatch index), as
     jax.random.fold_in: seed * 0x9E3779B1 + data in int32, wrapping. Distinct data under one

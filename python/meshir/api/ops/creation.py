@@ -9,6 +9,7 @@ from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp
 
 from meshir.api import _checks as checks
+from meshir.api.eager.dispatch import runtime_arguments
 from meshir.api.ops._builder import build, builds, located_error, result_type
 from meshir.api.programs.dims import as_dims
 from meshir.api.programs.tensor import Tensor
@@ -78,6 +79,7 @@ def iota(dims, dim: str, dtype: str = "i32", program=None):
 
 
 @builds(RandomUniformOp)
+@runtime_arguments("seed")
 def random_uniform(dims, seed, minval: float = 0.0, maxval: float = 1.0, dtype: str = "f32", program=None):
     """Uniform samples in [minval, maxval): a function of (seed, global index), so every
     layout gives the same numbers. `seed`: an int (fixed in the program) or a 0-d int32
@@ -89,6 +91,7 @@ def random_uniform(dims, seed, minval: float = 0.0, maxval: float = 1.0, dtype: 
 
 
 @builds(RandomNormalOp)
+@runtime_arguments("seed")
 def random_normal(dims, seed, mean: float = 0.0, stddev: float = 1.0, dtype: str = "f32", program=None):
     """Normal samples: a function of (seed, global index), the same under every layout;
     `seed` as for random_uniform."""

@@ -13,6 +13,7 @@ from meshir.dialect.ops.loops import CONDITION_TYPE, INDEX_TYPE, ScanOp, WhileOp
 
 from meshir.api import _checks as checks
 from meshir.api.ops._bodies import OpenBody, local_value, tracing
+from meshir.api.eager.dispatch import dispatching
 from meshir.api.ops._builder import builds, program_of
 from meshir.api.programs._locations import call_site_location, located_error
 from meshir.api.programs.tensor import Tensor
@@ -60,6 +61,7 @@ def scan(body, carry, xs=None, dim: str | None = None, length: int | None = None
     return _pack(results[:len(carries)], carry_kind), _pack(results[len(carries):], y_kind)
 
 
+@dispatching
 def fori_loop(n: int, body, carry):
     """`carry = body(i, carry)` for i in 0 .. n-1 (a scan with no xs and no ys; `i` is an
     `!mtf.tensor<i32>`); returns the last carry."""

@@ -38,6 +38,12 @@ def current_program() -> "Program":
     return stack[-1]
 
 
+def active_program() -> "Program | None":
+    """The innermost Program whose `with` block is active, or None (eager ops run then)."""
+    stack = getattr(_current, "stack", None)
+    return stack[-1] if stack else None
+
+
 def layout_rules_attr(layout: dict, mesh: Mesh | None, strict: bool = False) -> ir.DictAttr:
     """`{dim: axes}` as the `mtf.layout_rules` attribute, checking the axes exist (axes the
     mesh lacks are dropped with a warning unless `strict`: `checks.rules`)."""

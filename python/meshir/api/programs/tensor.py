@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from meshir._jax_private import ir
 from meshir.dialect import TensorType
-from meshir.dialect.diagnostics import MeshIRKeyError, MeshIRTypeError
+from meshir.dialect.diagnostics import MeshIRTypeError
 
-from meshir.api.programs.dims import Dim
+from meshir.api.programs.named_value import NamedValue
 from meshir.api.programs._locations import located_error
 
 
-class Tensor:
+class Tensor(NamedValue):
     """An SSA value of a Program. Operators build `mtf` ops; names broadcast.
 
     The type is read once, when the Tensor is made: shape, dims and repr never touch MLIR
@@ -37,31 +37,6 @@ class Tensor:
                 "program finished; use it inside the `with Program(...)` block")
         return self._value
 
-    @property
-    def dims(self) -> list[Dim]:
-        return [Dim(d.name, d.size) for d in self.type.dims]
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.type.names
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.type.shape
-
-    @property
-    def dtype(self) -> str:
-        """The element type name (f32, bf16, ..., i1)."""
-        return self.type.element_type
-
-    def dim(self, name: str) -> Dim:
-        """The Dim called `name` (KeyError naming the dims there are)."""
-        for d in self.dims:
-            if d.name == name:
-                return d
-        raise located_error(f"no dimension {name!r} in {self.type} (dims: {', '.join(self.names) or 'none'})",
-                            MeshIRKeyError)
-
     def __repr__(self) -> str:
         if self._name is None and not (self._from_call and self.program.calls_inlined):
             self._name = self._value.get_name()
@@ -69,64 +44,10 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # Arithmetic and comparisons, elementwise with broadcasting by name.
-    def __add__(self, other):
-        return _ew().add(self, other)
-
-    def __radd__(self, other):
-        return _ew().add(other, self)
-
-    def __sub__(self, other):
-        return _ew().sub(self, other)
-
-    def __rsub__(self, other):
-        return _ew().sub(other, self)
-
-    def __mul__(self, other):
-        return _ew().mul(self, other)
-
-    def __rmul__(self, other):
-        return _ew().mul(other, self)
-
-    def __truediv__(self, other):
-        return _ew().div(self, other)
-
-    def __rtruediv__(self, other):
-        return _ew().div(other, self)
-
-    def __pow__(self, other):
-        return _ew().pow(self, other)
-
-    def __rpow__(self, other):
-        return _ew().pow(other, self)
-
-    def __neg__(self):
-        return _ew().neg(self)
-
-    def __abs__(self):
-        return _ew().abs(self)
-
-    def __lt__(self, other):
-        return _ew().less(self, other)
-
-    def __le__(self, other):
-        return _ew().less_equal(self, other)
-
-    def __gt__(self, other):
-        return _ew().greater(self, other)
-
-    def __ge__(self, other):
-        return _ew().greater_equal(self, other)
-
-    def __eq__(self, other):  # elementwise, like NumPy and JAX arrays
-        return _ew().equal(self, other)
-
-    def __ne__(self, other):
-        return _ew().not_equal(self, other)
-
     def __bool__(self):
-        raise located_error(f"{self!r} has no truth value while the program is being built (use mi.select "
-                            "or mi.where for a choice made on the devices)", MeshIRTypeError)
+        raise located_error(f"{self!r} has no truth value while the program is being built: Python control flow "
+                            "cannot depend on it (use mi.where or mi.select for a choice made on the devices, "
+                            "mi.scan or mi.while_loop for a loop)", MeshIRTypeError)
 
     # Python protocols a symbolic value cannot serve: a MeshIRTypeError saying what to use.
     def __iter__(self):
@@ -155,8 +76,3 @@ class Tensor:
         raise located_error(f"{self!r} is symbolic and cannot become a NumPy array; run the program "
                             "(mi.interpret or mi.compile) to get arrays", MeshIRTypeError)
 
-
-def _ew():
-    from meshir.api.ops import elementwise
-
-    return elementwise

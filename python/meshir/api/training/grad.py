@@ -132,7 +132,10 @@ def grad(program, wrt=None, result: str | None = None, function: str | None = No
 
     `result` picks one of several results; `cotangent=True` adds an argument `cotangent`
     (the result's cotangent), which makes non-scalar results differentiable (a VJP).
+    A function traced by `mi.jit` gives a function of the same arguments (eager/jit.py).
     """
+    if _traced(program):
+        return _traced_gradient(program, wrt, result, function, cotangent, with_value=False)
     return _gradient(program, wrt, result, function, cotangent, with_value=False)
 
 
@@ -140,4 +143,22 @@ def grad(program, wrt=None, result: str | None = None, function: str | None = No
 def value_and_grad(program, wrt=None, result: str | None = None, function: str | None = None,
                    cotangent: bool = False) -> GradientProgram:
     """Like `grad`, with the differentiated result first (named `value`)."""
+    if _traced(program):
+        return _traced_gradient(program, wrt, result, function, cotangent, with_value=True)
     return _gradient(program, wrt, result, function, cotangent, with_value=True)
+
+
+def _traced(program) -> bool:
+    from meshir.api.eager.jit import Traced
+
+    return isinstance(program, Traced)
+
+
+def _traced_gradient(traced, wrt, result, function, cotangent, with_value):
+    """The gradient of a traced function, as a function of its arguments."""
+    from meshir.api.eager.jit import TracedGradient
+
+    if cotangent:
+        raise located_error("cotangent=True is for programs; a traced function's gradient takes its own arguments "
+                            "only (differentiate a scalar result)", MeshIRTypeError)
+    return TracedGradient(traced, lambda program: _gradient(program, wrt, result, function, False, with_value))

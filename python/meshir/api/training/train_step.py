@@ -88,7 +88,9 @@ def train_step(loss_program, optimizer, params=None, name: str = "train_step", m
     compute type, parameters cast before their gathers (api/programs/precision.py).
     `clip_norm`: gradients scaled by clip_norm / norm when their global norm exceeds it
     (optax.clip_by_global_norm; a NaN or inf gradient makes the norm and every parameter NaN).
-    `metrics`: names among METRICS, added as results after the state."""
+    `metrics`: names among METRICS, added as results after the state. A function traced by
+    `mi.jit` is given as `f.lower(*args)`: a step's names exist before any call."""
+    _refuse_traced(loss_program)
     check_optimizer(optimizer)
     clip_norm = None if clip_norm is None else checks.real(clip_norm, "clip_norm of mi.train_step")
     if clip_norm is not None and clip_norm <= 0:
@@ -237,3 +239,13 @@ def init_optimizer_state(step: TrainStep) -> dict[str, np.ndarray]:
                             MeshIRTypeError)
     return {n: np.zeros(shape, dtype) for n, (shape, dtype) in step.state_shapes().items()}
 
+
+def _refuse_traced(loss_program) -> None:
+    """A located error for an `mi.jit` function passed as the loss: it has no program until
+    it meets a signature, and a TrainStep's names and state shapes are needed before."""
+    from meshir.api.eager.jit import Traced
+
+    if isinstance(loss_program, Traced):
+        raise located_error(f"mi.train_step takes a program: pass {loss_program.__name__}.lower(*args) (the traced "
+                            "function lowered for the arguments it will train on), not the traced function",
+                            MeshIRTypeError)
