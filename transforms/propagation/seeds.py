@@ -39,7 +39,9 @@ def fixed_dims(values: FunctionValues) -> list[Seed]:
 
 def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
     """Rules applied to every free dim of their name. A rule set that splits two dims of
-    one value over one axis, or a split that does not divide, is the user's error."""
+    one value over one axis, or a split that does not divide, is the user's error; except
+    that a split not dividing a dim whose layout is written (a program argument staged from
+    an mi.Array, say) is no error: the rule does not lay that dim out."""
     seeds, diags = [], []
     for info in values.values:
         owners: dict[str, str] = {}
@@ -49,8 +51,8 @@ def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
             if axes is None:
                 continue
             split = math.prod(mesh.shape[a] for a in axes)
-            if d.size % split and d.name in pieces:
-                continue  # a piece the rule's axes do not divide comes out without them (mi.split)
+            if d.size % split and (d.name in pieces or d.axes is not None):
+                continue  # a piece comes out without the axes (mi.split); a written layout is not the rule's
             for a in axes:
                 if a in owners:
                     diags.append(Diagnostic(info.location, f"layout rules split both '{owners[a]}' and '{d.name}' of "

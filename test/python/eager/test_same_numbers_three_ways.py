@@ -79,13 +79,8 @@ REPLICATED_ARGUMENTS = {
 
 
 def _xfail(case, rules) -> str | None:
-    """Known bugs: the reason an eager run fails, or None."""
-    if case.name == "dynamic_slices" and "d" in rules:
-        # A window of 5 or 3 along d comes out with d replicated (`d=3@()`); the next eager
-        # op takes it as an argument, and propagation refuses a rule that does not divide an
-        # argument's dim even where the argument's layout is written (seeds.rule_seeds). In
-        # one program the window is the op's piece dim, which the check exempts.
-        return "eager: a rule on d that does not divide an argument d=3@() (rule_seeds checks fixed dims)"
+    """Known bugs: the reason an eager run fails, or None (none today: a rule that does not
+    divide a staged argument's written layout used to be refused, seeds.rule_seeds)."""
     return None
 
 
