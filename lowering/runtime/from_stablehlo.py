@@ -39,10 +39,22 @@ def executable_from_stablehlo(module_op, mesh: Mesh | None = None, function: str
 
 
 def is_lowered(module_op) -> bool:
-    """Whether a module holds StableHLO only (no `mtf` op or type): nothing left to partition."""
-    text = str(module_op)
-    return "mtf." not in text.replace("mtf.name", "").replace("mtf.type", "").replace("mtf.mesh", "") \
-        and "!mtf" not in text and any(True for _ in functions(module_op))
+    """Whether a module holds StableHLO only (no `mtf` op, no `!mtf` type in a function's
+    signature): nothing left to partition. (Attributes named mtf.*, such as an export's
+    `mtf.type`, do not count.)"""
+    fns = list(functions(module_op))
+    if not fns:
+        return False
+    found = []
+
+    def visit(op):
+        if op.name.startswith("mtf."):
+            found.append(op.name)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module_op.operation.walk(visit)
+    return not found and not any("!mtf" in str(ir.TypeAttr(f.attributes["function_type"]).value) for f in fns)
 
 
 def _entry(module_op, function: str | None, what: str):

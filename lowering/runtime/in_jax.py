@@ -78,13 +78,12 @@ class TracedCall:
             values, perturbed = residuals
             grads = [None] * count
             for r, ct in enumerate(cotangents):
-                if isinstance(ct, SymbolicZero):
-                    continue
+                if isinstance(ct, SymbolicZero) or not exe.signature.result_types[r].is_float:
+                    continue  # a zero, or an integer result's float0 cotangent
                 wrt = tuple(i for i in range(count) if perturbed[i] and exe.signature.arg_types[i].is_float)
                 if not wrt:
                     continue
-                names = exe.signature.arg_names
-                contributions = self._vjp(r, wrt)(**dict(zip(names, values)), cotangent=ct)
+                contributions = self._vjp(r, wrt)(*values, ct)  # the program's arguments, then `cotangent`
                 if len(wrt) == 1:
                     contributions = (contributions,)
                 for i, g in zip(wrt, contributions):

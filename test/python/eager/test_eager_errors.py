@@ -158,3 +158,14 @@ def test_other_misuse_is_located():
 
     with located(mi.MeshIRTypeError, "no_array returned float 1.0 as result #0", "mi.Arrays"):
         no_array(XA)
+
+
+def test_out_of_range_values_are_located_errors_not_raw_exceptions():
+    with pytest.raises(mi.MeshIRValueError) as info:
+        mi.array([2**40, 1], ["i"], mesh=MESH_A)
+    assert str(info.value).startswith(f"{__file__}:") and "do not fit int32" in str(info.value)
+    with mi.default_layout(mesh=MESH_A):
+        try:
+            mi.random_uniform([("i", 4)], seed=2**31)  # a seed beyond int32 stays the op's attribute
+        except mi.MeshIRError as e:
+            assert str(e).startswith(f"{__file__}:")

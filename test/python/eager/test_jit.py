@@ -194,3 +194,30 @@ def test_which_argument_is_an_array_is_part_of_the_signature():
     np.testing.assert_allclose(sub(x, 1.0).numpy(), XV - 1, rtol=1e-6)
     np.testing.assert_allclose(sub(1.0, x).numpy(), 1 - XV, rtol=1e-6)  # not the program of (x, 1.0): a fixed bug
     assert len(sub._cache) == 2
+
+
+def test_static_values_that_compare_equal_but_differ_compile_apart():
+    """0.0 and -0.0, (1,) and (True,): equal in Python, different programs (review finding)."""
+    import math
+
+    @mi.jit(static_argnames=("s",))
+    def signed(x, s):
+        return x * math.copysign(1.0, s)
+
+    @mi.jit(static_argnames=("s",))
+    def kind(x, s):
+        return x * (2.0 if isinstance(s[0], bool) else 3.0)
+
+    x = arr(XV, ["b", "d"])
+    np.testing.assert_array_equal(signed(x, 0.0).numpy(), XV)
+    np.testing.assert_array_equal(signed(x, -0.0).numpy(), -XV)
+    np.testing.assert_array_equal(kind(x, (1,)).numpy(), 3 * XV)
+    np.testing.assert_array_equal(kind(x, (True,)).numpy(), 2 * XV)
+
+
+def test_a_mesh_given_to_jit_is_the_arrays_mesh_or_an_error():
+    on_other = mi.array(XV, ["b", "d"], mesh=mi.Mesh("x:2"))
+    f = mi.jit(lambda x: x * 2.0, mesh=MESH)
+    with pytest.raises(mi.MeshIRValueError, match=r"was traced for mesh .*\"y\"=2.*but argument 'x' is on "):
+        f(on_other)
+    np.testing.assert_array_equal(f(arr(XV, ["b", "d"])).numpy(), 2 * XV)

@@ -145,3 +145,12 @@ def test_the_stablehlo_meshir_opt_writes_compiles_and_runs(tmp_path, capsys):
     assert mi.load(lowered).signature == exe.signature
     with pytest.raises(mi.MeshIRError, match="the module is StableHLO already"):
         mi.compile(module, layout={"d0": "x"})
+
+
+def test_paths_that_look_like_text_are_paths_and_a_parsed_export_compiles(compiled, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mi.export(compiled, "module.mlir")
+    args = _args()
+    _same(mi.load("module.mlir")(**args), mlp_numpy(**args))
+    module, _ = mi.parse_module(mi.export(compiled))
+    _same(mi.compile(module)(**args), mlp_numpy(**args))

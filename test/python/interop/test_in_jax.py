@@ -203,3 +203,18 @@ def test_a_one_device_program_runs_and_differentiates_inside_jit():
     exported = jax.export.deserialize(bytearray(mi.export(exe, format="jax")))
     np.testing.assert_allclose(np.asarray(jax.jit(exported.call)(*args.values())[0]), mlp_numpy(**args),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_vjp_through_a_program_with_an_integer_result_and_an_argument_named_cotangent():
+    """jax.vjp passes float0 cotangents for integer results; a program argument may be named
+    `cotangent` (the VJP program's own extra argument is called so too)."""
+    b = mi.Dim("b", 8)
+    with mi.Program("two", mi.Mesh({"x": 8})) as prog:
+        c = prog.argument("cotangent", [b])
+        prog.result(mi.reduce_sum(c * c), name="loss")
+        prog.result(mi.cast(c > 0, "i32"), name="positive")
+    exe = mi.compile(prog, layout={"b": "x"})
+    x = np.arange(8, dtype=np.float32) - 3
+    out, pullback = jax.vjp(lambda v: tuple(exe(v)), x)
+    (g,) = pullback((jnp.float32(1.0), np.zeros((8,), jax.dtypes.float0)))
+    np.testing.assert_allclose(np.asarray(g), 2 * x, rtol=1e-6)

@@ -148,7 +148,13 @@ def array(value, dims, mesh=None, layout=None, dtype=None) -> Array:
     if dtype is not None:
         data = data.astype(TensorType.make([], checks.element_type(dtype, "the dtype of mi.array")).dtype)
     elif data.dtype in (np.float64, np.int64, np.uint64):
-        data = data.astype(jax.dtypes.canonicalize_dtype(data.dtype))
+        narrow = jax.dtypes.canonicalize_dtype(data.dtype)
+        if data.dtype.kind in "iu" and narrow != data.dtype and data.size:
+            info = np.iinfo(narrow)
+            if data.min() < info.min or data.max() > info.max:
+                raise located_error(f"mi.array: values in [{data.min()}, {data.max()}] do not fit {narrow} (64-bit "
+                                    f"integers narrow to {narrow} as in jax; give dtype= explicitly)", MeshIRValueError)
+        data = data.astype(narrow)
     given = checks.layout(layout, "layout of mi.array", allow_free=True)
     names = [getattr(d, "name", d[0] if isinstance(d, tuple) else d) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
     unknown = [d for d in given if d not in names]

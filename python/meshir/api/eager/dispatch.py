@@ -107,7 +107,8 @@ def _runtime_values(fn, args, kwargs, fallback_mesh):
     mesh = arrays[0].mesh if arrays else fallback_mesh
     for name in fn.runtime_arguments:
         value = bound.arguments.get(name)
-        if mesh is not None and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if (mesh is not None and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                and -2**31 <= value < 2**31):  # one that does not fit stays the op's to refuse
             bound.arguments[name] = array(np.int32(value), [], mesh=mesh)
     return bound.args, bound.kwargs
 

@@ -71,6 +71,11 @@ class Traced:
         given = next((a.mesh for a in (*args, *kwargs.values()) if isinstance(a, Array)), None)
         arguments = self._bound(args, kwargs, mesh or given or context.mesh)
         flat = flatten(tuple(arguments.values()), names_from=tuple(arguments))
+        if self.mesh is not None:
+            for name, a in zip(flat.names, flat.arrays):
+                if a.mesh != self.mesh:
+                    raise located_error(f"{self.__name__} was traced for mesh {self.mesh} (mi.jit(mesh=...)), but "
+                                        f"argument '{name}' is on {a.mesh}", MeshIRValueError)
         mesh = common_mesh(flat.arrays, mesh or context.mesh, f"{self.__name__}")
         rules = self.layout if self.layout is not None else context.rules
         key = flat.key(mesh, rules.rules)

@@ -38,10 +38,10 @@ class StaticValue:
         self.value = value
 
     def __hash__(self):
-        return hash(self.value)
+        return hash(static_key(self.value))
 
     def __eq__(self, other):
-        return isinstance(other, StaticValue) and type(other.value) is type(self.value) and other.value == self.value
+        return isinstance(other, StaticValue) and static_key(other.value) == static_key(self.value)
 
 
 class StaticArray(StaticValue):
@@ -118,7 +118,7 @@ class Flat:
     positions: tuple  # which leaves are arrays
 
     def key(self, mesh: Mesh, extra) -> tuple:
-        return (self.treedef, self.positions, tuple(map(_static_key, self.statics)),
+        return (self.treedef, self.positions, tuple(map(static_key, self.statics)),
                 tuple(a.type for a in self.arrays), mesh.axes, mesh.name, mesh.devices, extra)
 
     def rebuilt(self, tensors) -> tuple:
@@ -188,11 +188,16 @@ def _identifier(path, index: int) -> str:
     return text
 
 
-def _static_key(value):
-    """A static value as the cache compares it: with its type (1, 1.0 and True are three
-    constants), floats by their bits (so a NaN finds its own program again)."""
+def static_key(value):
+    """A static value as the caches compare it: with its type (1, 1.0 and True are three
+    constants), floats by their bits (0.0 and -0.0 differ; a NaN finds its own program
+    again), tuples, lists and frozensets element by element."""
     if isinstance(value, (float, np.floating)):
         return type(value), float(value).hex()
+    if isinstance(value, (tuple, list)):
+        return type(value), tuple(map(static_key, value))
+    if isinstance(value, frozenset):
+        return type(value), frozenset(map(static_key, value))
     return type(value), value
 
 

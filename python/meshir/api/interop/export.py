@@ -87,7 +87,8 @@ def _read(path_or_data) -> tuple[bytes, str]:
     """The bytes to load and how to name them in errors."""
     if isinstance(path_or_data, (bytes, bytearray)):
         return bytes(path_or_data), "the export"
-    if isinstance(path_or_data, str) and ("\n" in path_or_data or path_or_data.lstrip().startswith(("module", "sdy."))):
+    if isinstance(path_or_data, str) and not os.path.exists(path_or_data) and (
+            "\n" in path_or_data or re.match(r"\s*(module\s*[{@]|module\s+attributes|sdy\.mesh\s+@)", path_or_data)):
         return path_or_data.encode(), "the export"
     if not isinstance(path_or_data, (str, os.PathLike)):
         raise MeshIRTypeError(f"mi.load takes a path, or the text or bytes mi.export returned; got "
