@@ -301,3 +301,35 @@ def test_loops_run_eagerly():
     same(total, clipped.sum(1))
     assert partial.names == ("d", "b")
     same(partial, np.cumsum(np.concatenate([np.zeros((4, 1), np.float32), clipped[:, :3]], 1), 1).T)
+
+
+def test_threads_sharing_the_eager_cache_get_their_own_results():
+    """Eager ops from several threads at once, on a cache small enough to evict while they
+    run: every result is its own call's (the LRU is locked)."""
+    import threading
+
+    small = LRU(limit=2)
+    old, dispatch.EAGER_CACHE = dispatch.EAGER_CACHE, small
+    try:
+        x = mi.array(A, [B, D], mesh=MESH_2D)
+        errors, results = [], {}
+
+        def work(k):
+            try:
+                for _ in range(3):
+                    results[k] = (x * float(k)).numpy()
+            except Exception as e:  # recorded: the test fails below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        with np.errstate(invalid="ignore"):  # inf * 0
+            for k in range(4):
+                np.testing.assert_array_equal(results[k], A * np.float32(k))
+        assert len(small) <= 2
+    finally:
+        dispatch.EAGER_CACHE = old

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import re
+import threading
 from dataclasses import dataclass
 
 import jax
@@ -82,28 +83,34 @@ class Staged:
 
 
 class LRU:
-    """A bounded mapping: the least recently used entry goes first."""
+    """A bounded mapping: the least recently used entry goes first. Locked, so threads
+    sharing eager dispatch or one traced function cannot race between a lookup's reorder
+    and an eviction (two threads missing at once both compile; the last one's entry stays)."""
 
     def __init__(self, limit: int = CACHE_LIMIT):
         self.limit = limit
         self._entries: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, key):
-        entry = self._entries.get(key)
-        if entry is not None:
-            self._entries.move_to_end(key)
-        return entry
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
 
     def put(self, key, value) -> None:
-        self._entries[key] = value
-        while len(self._entries) > self.limit:  # a lowered limit takes effect at the next put
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.limit:  # a lowered limit takes effect at the next put
+                self._entries.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
 
 @dataclass(frozen=True)
