@@ -156,7 +156,7 @@ def array(value, dims, mesh=None, layout=None, dtype=None) -> Array:
                                     f"integers narrow to {narrow} as in jax; give dtype= explicitly)", MeshIRValueError)
         data = data.astype(narrow)
     given = checks.layout(layout, "layout of mi.array", allow_free=True)
-    names = [getattr(d, "name", d[0] if isinstance(d, tuple) else d) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+    names = _dim_names(dims)
     unknown = [d for d in given if d not in names]
     if unknown:
         raise located_error(f"the layout of mi.array names '{unknown[0]}', which is not one of its dims {names}",
@@ -166,6 +166,12 @@ def array(value, dims, mesh=None, layout=None, dtype=None) -> Array:
     return Array._of(_placed(data, mesh, t), t, mesh)
 
 
+def _dim_names(dims) -> list:
+    """The names of `dims` as given (names, Dims or (name, size) pairs; one alone as a list)."""
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    return [getattr(d, "name", d[0] if isinstance(d, tuple) else d) for d in dims]
+
+
 def _type_of(shape, dtype, dims, layout: dict, rules: dict | None = None, mesh: Mesh | None = None) -> TensorType:
     """The type of an array of `shape` and `dtype` named `dims`: each dim laid out by
     `layout` (keyed by name, or by position for a wrapped jax.Array), else by `rules` where
@@ -173,7 +179,7 @@ def _type_of(shape, dtype, dims, layout: dict, rules: dict | None = None, mesh: 
     if dims is None:
         raise located_error(f"an array of shape {tuple(shape)} needs dims (one name per axis) to become an mi.Array",
                             MeshIRTypeError)
-    names = [getattr(d, "name", d[0] if isinstance(d, tuple) else d) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+    names = _dim_names(dims)
     if len(names) != len(shape):
         raise located_error(f"dims {names} name {len(names)} axes, but the array has shape {tuple(shape)}",
                             MeshIRValueError)

@@ -26,7 +26,7 @@ from meshir.api import _checks as checks
 from meshir.api.programs._locations import located_error
 from meshir.api.eager.array import Array, array
 from meshir.api.eager.context import ambient
-from meshir.api.eager.staging import LRU, StaticValue, common_mesh, flatten, stage
+from meshir.api.eager.staging import LRU, StaticValue, common_mesh, flatten, run_on_arrays, stage
 
 
 class Traced:
@@ -198,7 +198,4 @@ class TracedGradient:
             entry = (compile(self._transform(staged.program), layout=rules or None, mesh=staged.mesh), staged)
             self._cache.put(id(staged), entry)
         exe = entry[0]
-        results = exe(*[a.jax_array for a in flat.arrays])
-        results = [results] if len(exe.result_names) == 1 else list(results)
-        arrays = [Array._of(r, t, staged.mesh) for r, t in zip(results, exe.signature.result_types)]
-        return exe.signature.results(arrays)
+        return exe.signature.results(run_on_arrays(exe, flat.arrays, staged.mesh))

@@ -75,11 +75,15 @@ class Staged:
     mesh: Mesh
 
     def run(self, arrays: list[Array]):
-        results = self.executable(*[a.jax_array for a in arrays])
-        results = [results] if len(self.executable.result_names) == 1 else list(results)
-        types = self.executable.signature.result_types
-        return jax.tree_util.tree_unflatten(
-            self.out_tree, [Array._of(r, t, self.mesh) for r, t in zip(results, types)])
+        return jax.tree_util.tree_unflatten(self.out_tree, run_on_arrays(self.executable, arrays, self.mesh))
+
+
+def run_on_arrays(executable, arrays, mesh: Mesh) -> list[Array]:
+    """`executable` called on the arrays' jax.Arrays: its results, each an mi.Array of its
+    result type on `mesh`."""
+    results = executable(*[a.jax_array for a in arrays])
+    results = [results] if len(executable.result_names) == 1 else list(results)
+    return [Array._of(r, t, mesh) for r, t in zip(results, executable.signature.result_types)]
 
 
 class LRU:
