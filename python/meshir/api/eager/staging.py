@@ -249,10 +249,20 @@ def _same_devices(a: Mesh, b: Mesh) -> bool:
     return list(mesh_devices(a)) == list(mesh_devices(b))
 
 
+#: Staging builds IR in the one shared MLIR context and runs the pass pipeline: one thread at
+#: a time (a cache hit, and running a compiled program, need no lock).
+_STAGING = threading.RLock()
+
+
 def stage(call, flat: Flat, mesh: Mesh, name: str, rules, donate=()) -> Staged:
     """Trace `call` (of the arguments' tree, with Tensors standing for `flat`'s arrays) into a
     program on `mesh` and compile it under `rules`, donating the arrays named in `donate`; the
     results are the Tensors `call` returned (any pytree of them)."""
+    with _STAGING:
+        return _stage(call, flat, mesh, name, rules, donate)
+
+
+def _stage(call, flat: Flat, mesh: Mesh, name: str, rules, donate) -> Staged:
     from meshir.api.compilation.compile import compile
     from meshir.api.programs.program import Program
 
