@@ -27,6 +27,7 @@ with the same flags continues with the same loss curve.
     python examples/transformer_lm.py                          # ~1-2 minutes on 2 CPU cores
     python examples/transformer_lm.py --checkpoint runs/lm     # resumable; rerun to continue
     python examples/transformer_lm.py --layout model-parallel --steps 100
+    python examples/transformer_lm.py --experts 8             # GShard's mixture of experts, top-2
     python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~22 minutes
 """
 from __future__ import annotations
@@ -84,6 +85,19 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
     g.add_argument("--d-ff", type=int, default=defaults["d_ff"], help="feed-forward width (default: %(default)s)")
     g.add_argument("--length", type=int, default=defaults["length"],
                    help="characters per training sequence (default: %(default)s)")
+    g = p.add_argument_group("mixture of experts (docs/layers.md)")
+    g.add_argument("--experts", type=int, default=defaults["experts"], metavar="E",
+                   help="replace the feed-forward of every other layer (from the second) by a GShard mixture of E "
+                        "experts of width --d-ff, split over the batch axis; 0: a dense model (default: %(default)s)")
+    g.add_argument("--top-k", type=int, default=defaults["top_k"], metavar="K",
+                   help="experts per token: 2 is GShard's gating, 1 Switch's (default: %(default)s)")
+    g.add_argument("--capacity-factor", type=float, default=defaults["capacity_factor"], metavar="F",
+                   help="in training, each expert takes at most F * K * length / E tokens of a sequence; "
+                        "the others are dropped (default: %(default)s)")
+    g.add_argument("--eval-capacity-factor", type=float, default=defaults["eval_capacity_factor"], metavar="F",
+                   help="the capacity factor of evaluation and generation (default: %(default)s)")
+    g.add_argument("--aux-loss-weight", type=float, default=defaults["aux_loss_weight"], metavar="W",
+                   help="the weight of GShard's load-balancing loss in the training loss (default: %(default)s)")
     g = p.add_argument_group("training")
     g.add_argument("--corpus", choices=data.CORPORA, default=defaults["corpus"],
                    help="small: the docstrings above; large: those and every other standard-library module's, "
@@ -160,7 +174,9 @@ def config_of(args) -> model.Config:
     cfg = model.Config(layers=args.layers, d_model=args.d_model, heads=args.heads, d_ff=args.d_ff,
                        length=args.length, batch=args.batch, vocab=data.VOCAB_SIZE, optimizer=args.optimizer,
                        lr=args.lr, warmup=args.warmup, decay_steps=args.decay_steps, seed=args.seed,
-                       dropout=args.dropout, clip_norm=args.clip_norm)
+                       dropout=args.dropout, clip_norm=args.clip_norm, experts=args.experts, top_k=args.top_k,
+                       capacity_factor=args.capacity_factor, eval_capacity_factor=args.eval_capacity_factor,
+                       aux_loss_weight=args.aux_loss_weight)
     try:
         cfg.check()
     except ValueError as e:
@@ -172,6 +188,9 @@ def config_of(args) -> model.Config:
         raise UsageError("--eval-every and --sample must not be negative")
     if args.sample and not args.prompt:
         raise UsageError("--prompt must not be empty (or use --sample 0)")
+    if cfg.experts and args.layout not in model.MOE_RULES:
+        raise UsageError(f"--experts needs --layout {', '.join(model.MOE_RULES)}, not {args.layout} (model "
+                         f"parallelism splits d_ff over the axes the experts would take)")
     return cfg
 
 
@@ -206,7 +225,7 @@ def layout_of(cfg: model.Config, layout: str, precision: str = "f32") -> tuple[m
     """(mesh, rules) of --layout."""
     if layout == "auto":
         return layout_mesh(layout), dict(auto_choice(cfg, precision).rules)
-    return model.layout(layout)
+    return model.layout(layout, cfg.experts)
 
 
 #: What the training step reports besides the loss (shown in the progress line).
@@ -274,9 +293,15 @@ def feed(exe, batch: dict[str, np.ndarray]) -> dict:
     return {k: mi.process_local(v[mi.distributed.local_slices(exe, k)], along="batch") for k, v in batch.items()}
 
 
-def validation_loss(exe_forward, params, corpus, cfg: model.Config) -> float:
-    losses = [float(exe_forward(**feed(exe_forward, {"tokens": x, "targets": y}), **params)[0])
-              for x, y in data.validation_batches(corpus, cfg.batch, cfg.length)]
+def validation_loss(exe_forward, params, corpus, cfg: model.Config, dropped: list | None = None) -> float:
+    """The mean cross-entropy over the held-out batches; with experts, each batch's fraction
+    of token-to-expert assignments over capacity is appended to `dropped` if given."""
+    losses = []
+    for x, y in data.validation_batches(corpus, cfg.batch, cfg.length):
+        results = exe_forward(**feed(exe_forward, {"tokens": x, "targets": y}), **params)
+        losses.append(float(results[0]))
+        if dropped is not None and cfg.experts:
+            dropped.append(float(results.dropped))
     return float(np.mean(losses))
 
 
@@ -318,6 +343,13 @@ def run(argv=None, out=None) -> dict:
     say(f"corpus: {corpus}")
     say(f"model: {cfg.layers} layers, d_model {cfg.d_model}, {cfg.heads} heads of d_k {cfg.d_k}, d_ff {cfg.d_ff}, "
         f"vocab {cfg.vocab} (tied input/output embedding), length {cfg.length}; {n_params:,} parameters")
+    if cfg.experts:
+        moe = sorted(model.moe_layers(cfg))
+        active = n_params - len(moe) * (cfg.experts - cfg.top_k) * 2 * cfg.d_model * cfg.d_ff
+        say(f"mixture of experts in layer{'s' if len(moe) > 1 else ''} {', '.join(map(str, moe))}: {cfg.experts} "
+            f"experts, top-{cfg.top_k} gating, capacity factor {cfg.capacity_factor:g} (evaluation "
+            f"{cfg.eval_capacity_factor:g}), load-balancing loss weight {cfg.aux_loss_weight:g}; {active:,} "
+            f"parameters active per token")
     schedule = (f", warm-up {cfg.warmup} steps" if cfg.warmup else "") + (
         f", decaying to {model.DECAY_TO:g} of it at step {cfg.decay_steps}" if cfg.decay_steps else "")
     regularized = (f", dropout {cfg.dropout:g}" if cfg.dropout else "") + (
@@ -420,7 +452,7 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
 
     result = {"train_loss": train_loss, "val_loss": val_loss, "steps_run": len(train_loss) - state.step,
               "tokens_per_s": tokens_per_step * len(step_times) / sum(step_times) if step_times else None,
-              "small_corpus_val_loss": None, "png": None, "sample": None,
+              "small_corpus_val_loss": None, "png": None, "sample": None, "dropped": None,
               "checkpoint": checkpoint.where(args.checkpoint) if args.checkpoint else None}
     if state.step >= args.steps:
         say(f"the checkpoint is already at step {state.step} (--steps {args.steps}): nothing to train")
@@ -428,11 +460,18 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
         k = max(1, min(10, len(train_loss) // 2))
         span = f"mean of the first {k} steps" if k > 1 else "step 1"
         say(f"train loss {np.mean(train_loss[:k]):.3f} ({span}) -> {np.mean(train_loss[-k:]):.3f} "
-            f"({f'last {k}' if k > 1 else f'step {len(train_loss)}'}), nats per character; "
+            f"({f'last {k}' if k > 1 else f'step {len(train_loss)}'}), nats per character"
+            f"{' with the weighted load-balancing loss' if cfg.experts else ''}; "
             f"uniform guessing over 95 characters: {math.log(95):.3f}")
     if val_loss:
         say(f"validation loss {val_loss[0][1]:.3f} (step {val_loss[0][0]}) -> {val_loss[-1][1]:.3f} "
             f"(step {val_loss[-1][0]}) = {val_loss[-1][1] / math.log(2):.2f} bits per character")
+    if val_loss and cfg.experts:
+        dropped = []
+        validation_loss(exe_forward, params, corpus, cfg, dropped)
+        result["dropped"] = float(np.mean(dropped))
+        say(f"experts: {100 * result['dropped']:.2f}% of the held-out token-to-expert assignments over capacity "
+            f"(capacity factor {cfg.eval_capacity_factor:g})")
     if val_loss and args.corpus != "small":  # the README's held-out text: comparable with --size small
         result["small_corpus_val_loss"] = validation_loss(exe_forward, params, data.load_corpus("small"), cfg)
         say(f"validation loss on the small corpus's held-out text (held out from this corpus too): "
@@ -457,7 +496,8 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
         say("[" + args.prompt + "]" + sample)
     if args.summary_json:
         with open(args.summary_json, "w") as f:
-            json.dump({k: result[k] for k in ("train_loss", "val_loss", "tokens_per_s", "small_corpus_val_loss")}, f)
+            json.dump({k: result[k] for k in ("train_loss", "val_loss", "tokens_per_s", "small_corpus_val_loss",
+                                              "dropped")}, f)
     return result
 
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 import meshir as mi
+from meshir import layers as L
 
-MASK_VALUE = -1e9
+MASK_VALUE = L.MASK_VALUE
 
 #: --precision: the name -> the mixed-precision policy of the program (None: f32 throughout).
 PRECISIONS = {"f32": None, "bf16": mi.Precision(master="float32", compute="bfloat16", reduce="float32")}
@@ -48,6 +49,16 @@ class Config:
     #: The size of each head's queries, keys and values when it is not d_model / heads (wo
     #: maps heads x d_k back to d_model); None: d_model / heads.
     key_size: int | None = None
+    #: A mixture of experts in every other layer (moe_layers) with this many experts (0: a
+    #: dense model), each token routed to `top_k` of them; each expert takes at most
+    #: capacity_factor * top_k * length / experts tokens of a sequence in training, and
+    #: eval_capacity_factor's in evaluation (GShard's 1.25 and 2.0); the load-balancing loss
+    #: weighs `aux_loss_weight` in the training loss.
+    experts: int = 0
+    top_k: int = 2
+    capacity_factor: float = 1.25
+    eval_capacity_factor: float = 2.0
+    aux_loss_weight: float = 0.01
 
     @property
     def d_k(self) -> int:
@@ -73,15 +84,32 @@ class Config:
             raise ValueError(f"--clip-norm must not be negative (0: none), got {self.clip_norm}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer '{self.optimizer}' (expected one of {', '.join(OPTIMIZERS)})")
+        if self.experts < 0:
+            raise ValueError(f"--experts must not be negative (0: a dense model), got {self.experts}")
+        if self.experts:
+            if not 1 <= self.top_k <= self.experts:
+                raise ValueError(f"--top-k must be between 1 and --experts {self.experts}, got {self.top_k}")
+            for field in ("capacity_factor", "eval_capacity_factor"):
+                if not getattr(self, field) > 0:
+                    raise ValueError(f"--{field.replace('_', '-')} must be > 0, got {getattr(self, field)}")
+            if not self.aux_loss_weight >= 0:
+                raise ValueError(f"--aux-loss-weight must not be negative, got {self.aux_loss_weight}")
 
     def to_dict(self) -> dict:
-        """The fields; `key_size`, `dropout` and `clip_norm` only when set (configs without
-        them read as before)."""
+        """The fields; `key_size`, `dropout` and `clip_norm` only when set, and the experts'
+        fields only with experts (configs without them read as before)."""
         out = dataclasses.asdict(self)
         for field, unset in (("key_size", None), ("dropout", 0.0), ("clip_norm", 0.0)):
             if out[field] == unset:
                 del out[field]
+        if not self.experts:
+            for field in MOE_FIELDS:
+                del out[field]
         return out
+
+
+#: The config's fields of the mixture of experts.
+MOE_FIELDS = ("experts", "top_k", "capacity_factor", "eval_capacity_factor", "aux_loss_weight")
 
 
 # ------------------------------------------------------------------------------------------
@@ -102,8 +130,26 @@ LAYOUT_HELP = {
 }
 
 
-def layout(name: str) -> tuple[mi.Mesh, dict]:
+#: The rules a layout adds for a mixture of experts (meshir.layers.moe): the experts split
+#: over the batch axis x, the experts' inputs split by the rest of the batch's axes. The
+#: data-parallel layout then splits batch over (y, x), so that what x leaves of the batch
+#: split is y's block (one all-to-all over x each way, no permute). Model parallelism
+#: splits d_ff over x, which the experts' weights cannot share with `experts`.
+MOE_RULES = {
+    "2d": {"experts": "x"},
+    "data-parallel": {"batch": ("y", "x"), "experts": "x", "batch_unsplit": "y"},
+    "single": {},
+}
+
+
+def layout(name: str, experts: int = 0) -> tuple[mi.Mesh, dict]:
+    """(mesh, rules) of a layout name; `experts`: for a mixture of experts (MOE_RULES)."""
     axes, rules = LAYOUTS[name]
+    if experts:
+        if name not in MOE_RULES:
+            raise ValueError(f"--experts needs --layout {', '.join(MOE_RULES)} (the {name} layout splits d_ff "
+                             f"over the axes the experts would take)")
+        rules = {**rules, **MOE_RULES[name]}
     return mi.Mesh(dict(axes)), dict(rules)
 
 
@@ -170,11 +216,15 @@ class Dims:
         self.d_ff, self.vocab = D("d_ff", cfg.d_ff), D("vocab", cfg.vocab)
 
 
-def _layer_dims(d: "Dims") -> dict[str, list[mi.Dim]]:
-    """One layer's parameters (without the `l<i>_` prefix)."""
-    m, h, k, f = d.d_model, d.heads, d.d_k, d.d_ff
-    return {"ln1_scale": [m], "ln1_bias": [m], "wq": [m, h, k], "wk": [m, h, k], "wv": [m, h, k], "wo": [h, k, m],
-            "ln2_scale": [m], "ln2_bias": [m], "w1": [m, f], "b1": [f], "w2": [f, m], "b2": [m]}
+def _layer_dims(d: "Dims", experts: mi.Dim | None = None) -> dict[str, list[mi.Dim]]:
+    """One layer's parameters (without the `l<i>_` prefix), in argument order: meshir.layers'
+    norms, attention and feed-forward, or with `experts` its mixture of experts."""
+    m = d.d_model
+    out = {f"ln1_{n}": dims for n, dims in L.norm_params(m).items()}
+    out.update(L.attention_params(m, d.heads, d.d_k))
+    out.update({f"ln2_{n}": dims for n, dims in L.norm_params(m).items()})
+    out.update(L.moe_params(m, experts, d.d_ff) if experts is not None else L.ffn_params(m, d.d_ff))
+    return out
 
 
 #: The name of the leading dim of stacked layer parameters (`stacked=True`).
@@ -186,28 +236,32 @@ def param_dims(cfg: Config, stacked: bool = False) -> dict[str, list[mi.Dim]]:
     embedding (tied), so there is no separate softmax weight. `stacked`: one parameter per
     kind, `layers_<kind>`, with a leading `layers` dim (the layers run as one mi.scan)."""
     d = Dims(cfg)
-    out = {"embed": [d.vocab, d.d_model], "pos_embed": [d.length, d.d_model]}
+    out = L.embedding_params(d.vocab, d.d_model, d.length)
     if stacked:
-        out.update({f"{LAYERS}_{n}": [mi.Dim(LAYERS, cfg.layers)] + dims for n, dims in _layer_dims(d).items()})
+        out.update(L.stacked_params({f"{LAYERS}_{n}": dims for n, dims in _layer_dims(d).items()},
+                                    mi.Dim(LAYERS, cfg.layers)))
     else:
+        experts = mi.Dim("experts", cfg.experts) if cfg.experts else None
         for i in range(cfg.layers):
-            out.update({f"l{i}_{n}": dims for n, dims in _layer_dims(d).items()})
-    out.update({"lnf_scale": [d.d_model], "lnf_bias": [d.d_model]})
+            out.update({f"l{i}_{n}": dims for n, dims in
+                        _layer_dims(d, experts if i in moe_layers(cfg) else None).items()})
+    out.update({f"lnf_{n}": dims for n, dims in L.norm_params(d.d_model).items()})
     return out
 
 
 def stack_params(cfg: Config, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per-layer parameters (`l<i>_<kind>`) as stacked ones (`layers_<kind>`)."""
     out = {n: v for n, v in params.items() if not (n.startswith("l") and n[1].isdigit())}
-    for kind in _layer_dims(Dims(cfg)):
-        out[f"{LAYERS}_{kind}"] = np.stack([params[f"l{i}_{kind}"] for i in range(cfg.layers)])
+    per_layer = [{kind: params[f"l{i}_{kind}"] for kind in _layer_dims(Dims(cfg))} for i in range(cfg.layers)]
+    out.update({f"{LAYERS}_{kind}": v for kind, v in L.stack_params(per_layer).items()})
     return {n: out[n] for n in param_dims(cfg, stacked=True)}
 
 
 def init_params(cfg: Config) -> dict[str, np.ndarray]:
     """Initial parameters: a pure function of the config (seeded NumPy). Weights are normal
     with std 1/sqrt(fan_in) (embeddings 0.02, output projections scaled down by
-    sqrt(2 * layers) as in GPT-2), layer-norm scales 1, biases 0."""
+    sqrt(2 * layers) as in GPT-2), layer-norm scales 1, biases 0; the experts' weights as
+    the dense feed-forward's (fan-in d_model or d_ff), the router's fan-in d_model."""
     rng = np.random.default_rng([cfg.seed, 1])
     params = {}
     for name, dims in param_dims(cfg).items():
@@ -229,95 +283,52 @@ def init_params(cfg: Config) -> dict[str, np.ndarray]:
 
 
 # ------------------------------------------------------------------------------------------
-# The program
+# The program: the layers of meshir.layers, composed
 
 
-def _pinned(seq_parallel: str | None):
-    """Under sequence parallelism over an axis (see logits_of), the constraint inside a layer:
-    `pin(h, seq_dim)` keeps h's sequence dim whole, and `pin(h, seq_dim, model_dim)` also
-    keeps its model dim (heads, d_ff) split over that axis. The layout rules would say as much,
-    but a constraint outranks rules: without these, the `length` split of the carry reaches
-    the matmuls and propagation gathers the weights instead of the activations. Without
-    sequence parallelism, pin is the identity."""
-
-    def pin(h, seq: str, model: str | None = None):
-        if seq_parallel is None:
-            return h
-        return mi.shard(h, {seq: (), **({model: seq_parallel} if model else {})})
-
-    return pin
-
-
-def _scattered(out, seq_parallel: str | None):
-    """A layer's output projection under sequence parallelism: its sum over the model axis
-    reduce-scattered onto `length` (a reshard: the whole sequence of the matmul does not
-    flow into the residual stream, nor the split back into the matmul)."""
-    return out if seq_parallel is None else mi.reshard(out, {"length": seq_parallel})
-
-
-def attention(x, p, i, d: Dims, seq_parallel: str | None = None):
-    """Causal multi-head self-attention, x: [batch, length, d_model]."""
-    b, l, mem, m, h, k = d.batch, d.length, d.memory_length, d.d_model, d.heads, d.d_k
-    pin = _pinned(seq_parallel)
-    q = pin(mi.einsum(x, p[f"l{i}_wq"], output=[b, l, h, k]), "length", "heads")
-    xm = mi.rename(x, "length", "memory_length")
-    key = pin(mi.einsum(xm, p[f"l{i}_wk"], output=[b, mem, h, k]), "memory_length", "heads")
-    value = pin(mi.einsum(xm, p[f"l{i}_wv"], output=[b, mem, h, k]), "memory_length", "heads")
-    logits = mi.einsum(q, key, output=[b, h, l, mem]) * (1.0 / math.sqrt(k.size))
-    query_pos = mi.iota([l, mem], "length")
-    memory_pos = mi.iota([l, mem], "memory_length")
-    bias = mi.select(mi.less_equal(memory_pos, query_pos), mi.constant(0.0, [l, mem]), MASK_VALUE)
-    weights = mi.softmax(logits + bias, mem)
-    o = pin(mi.einsum(weights, value, output=[b, l, h, k]), "length", "heads")
-    return _scattered(mi.einsum(o, p[f"l{i}_wo"], output=[b, l, m]), seq_parallel)
-
-
-def ffn(x, p, i, d: Dims, seq_parallel: str | None = None):
-    pin = _pinned(seq_parallel)
-    hidden = pin(mi.einsum(x, p[f"l{i}_w1"], output=[d.batch, d.length, d.d_ff]), "length", "d_ff")
-    hidden = mi.gelu(hidden + p[f"l{i}_b1"])
-    return _scattered(mi.einsum(hidden, p[f"l{i}_w2"], output=[d.batch, d.length, d.d_model]), seq_parallel) \
-        + p[f"l{i}_b2"]
-
-
-def layer(x, p, i, d: Dims, seq_parallel: str | None = None, drop=None):
-    """One pre-norm Transformer layer; `p` holds (at least) layer i's parameters.
-    `seq_parallel`: see logits_of (x arrives with `length` split over that axis; each layer
-    norm's output is gathered whole before the matmuls). `drop`: (rate, seed) of residual
-    dropout on the attention and feed-forward outputs, `seed` this layer's (a 0-d i32 Tensor)."""
+def layer(x, p, d: Dims, seq_parallel: str | None = None, drop=None, moe=None):
+    """One pre-norm Transformer layer on x [batch, length, d_model]; `p`: the layer's
+    parameters without their `l<i>_` prefix. `seq_parallel`: see logits_of (x arrives with
+    `length` split over that axis; each layer norm's output is gathered whole before the
+    matmuls). `drop`: (rate, seed) of residual dropout on the attention and feed-forward
+    outputs, `seed` this layer's (a 0-d i32 Tensor). `moe`: the options of meshir.layers.moe
+    when the feed-forward is a mixture of experts. Returns (x, None), or with `moe` (x,
+    (the weighted auxiliary loss, the dropped fraction)): Tensors in tuples, as mi.remat
+    returns them."""
 
     def norm(h, n):  # on the split sequence; its output gathered whole (a reshard: the carry stays split)
-        out = mi.layer_norm(h, "d_model", p[f"l{i}_{n}_scale"], p[f"l{i}_{n}_bias"])
+        out = L.layer_norm(h, {"scale": p[f"{n}_scale"], "bias": p[f"{n}_bias"]})
         return out if seq_parallel is None else mi.reshard(out, {"length": ()})
 
     def dropped(h, k):
         return h if drop is None else mi.dropout(h, drop[0], mi.fold_in(drop[1], k))
 
-    x = x + dropped(attention(norm(x, "ln1"), p, i, d, seq_parallel), 0)
-    return x + dropped(ffn(norm(x, "ln2"), p, i, d, seq_parallel), 1)
+    x = x + dropped(L.attention(norm(x, "ln1"), p, sequence_parallel=seq_parallel), 0)
+    if moe is not None:
+        experts = L.moe(norm(x, "ln2"), p, **moe)
+        return x + dropped(experts.output, 1), (experts.aux_loss, experts.dropped)
+    return x + dropped(L.ffn(norm(x, "ln2"), p, sequence_parallel=seq_parallel), 1), None
 
 
 def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: bool = False,
-              seq_parallel: str | None = None, seed=None):
-    """[batch, length, vocab] logits of the next character at every position. `remat`: each
-    layer under mi.remat (recomputed in the backward pass instead of saved). `stacked`: the
-    layers as one mi.scan over the stacked parameters' `layers` dim (the program, and its
-    compile time, do not grow with depth).
+              seq_parallel: str | None = None, seed=None, evaluating: bool = False):
+    """([batch, length, vocab] logits of the next character at every position, [(weighted
+    auxiliary loss, dropped fraction) of each mixture-of-experts layer]). `remat`: each layer under mi.remat
+    (recomputed in the backward pass instead of saved). `stacked`: the layers as one mi.scan
+    over the stacked parameters' `layers` dim (the program, and its compile time, do not grow
+    with depth). `evaluating`: the experts' capacity is `cfg.eval_capacity_factor`'s.
 
     `seq_parallel`: the mesh axis of the model dims (heads, d_ff) that also splits `length`
     of the activations between layers (the scan's carry, each unrolled layer's input and
     output): Megatron's sequence parallelism. Layer norms and residual adds run on the split
     sequence; each layer norm's output is all-gathered before the matmuls and each sum after
     wo and w2 is reduce-scattered back into the split, instead of all-reduced; the
-    activations saved between layers are split over that axis too. Expressed with
-    constraints (mi.shard): `length` on the carry, and inside a layer the sequence dim whole
-    with heads or d_ff on the axis (see _pinned); each layer norm's output is gathered and
-    each output projection reduce-scattered with mi.reshard, whose layout does not flow
-    back (the carry, and the activations a scan saves for its backward pass, stay split).
+    activations saved between layers are split over that axis too (meshir.layers'
+    `sequence_parallel`, and the constraint on the carry here).
 
     `seed`: a 0-d i32 Tensor turns on residual dropout at rate `cfg.dropout`, layer i's masks
     drawn from fold_in(seed, i) (in a scan, i from an iota over `layers`)."""
-    x = mi.gather(p["embed"], tokens, "vocab") + p["pos_embed"]
+    x = L.embed(tokens, {"embed": p["embed"], "pos_embed": p["pos_embed"]})
 
     def drop(i):
         return None if seed is None else (cfg.dropout, mi.fold_in(seed, i))
@@ -328,22 +339,36 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
         return h if seq_parallel is None else mi.shard(h, {"length": seq_parallel})
 
     x = between_layers(x)
+    experts = []
     if stacked:
-        kinds = list(_layer_dims(d))
-        stacked_params = tuple(p[f"{LAYERS}_{kind}"] for kind in kinds)
-        if seed is not None:  # each layer's index, for its own dropout masks
-            stacked_params += (mi.iota([mi.Dim(LAYERS, cfg.layers)], LAYERS),)
+        def one_layer(h, params, i=None):
+            return between_layers(block(h, params, d, seq_parallel, drop(i) if seed is not None else None)[0])
 
-        def one_layer(h, slices):
-            params = {f"l0_{kind}": v for kind, v in zip(kinds, slices)}
-            return between_layers(block(h, params, 0, d, seq_parallel, drop(slices[-1]))), None
-
-        x = mi.scan(one_layer, x, stacked_params, dim=LAYERS)[0]
+        x = L.stacked(one_layer, x, {kind: p[f"{LAYERS}_{kind}"] for kind in _layer_dims(d)}, dim=LAYERS,
+                      with_index=seed is not None)
     for i in range(0 if stacked else cfg.layers):
-        x = between_layers(block(x, {k: v for k, v in p.items() if k.startswith(f"l{i}_")}, i, d, seq_parallel,
-                                 drop(i)))
-    x = mi.layer_norm(x, "d_model", p["lnf_scale"], p["lnf_bias"])
-    return mi.einsum(x, p["embed"], output=[d.batch, d.length, d.vocab])
+        prefix = f"l{i}_"
+        h, moe_out = block(x, {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}, d, seq_parallel,
+                           drop(i), moe_options(cfg, evaluating) if i in moe_layers(cfg) else None)
+        x = between_layers(h)
+        if moe_out is not None:
+            experts.append(moe_out)
+    x = L.layer_norm(x, {"scale": p["lnf_scale"], "bias": p["lnf_bias"]})
+    return L.tied_logits(x, p["embed"]), experts
+
+
+def moe_layers(cfg: Config) -> set[int]:
+    """The layers whose feed-forward is a mixture of experts (with `experts`): every other
+    layer from the second, as GShard alternated them; the only one of a 1-layer model."""
+    if not cfg.experts:
+        return set()
+    return {0} if cfg.layers == 1 else set(range(1, cfg.layers, 2))
+
+
+def moe_options(cfg: Config, evaluating: bool = False) -> dict:
+    """meshir.layers.moe's options for this config (each sequence one gating group)."""
+    return {"k": cfg.top_k, "aux_loss_weight": cfg.aux_loss_weight,
+            "capacity_factor": cfg.eval_capacity_factor if evaluating else cfg.capacity_factor}
 
 
 def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = False,
@@ -355,18 +380,40 @@ def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = F
     with mi.Precision() as its policy (f32 parameters, bf16 compute, f32 gradient sums), which
     its training step and every compilation of it follow. With `cfg.dropout` the training
     program (not the one `with_logits`, which evaluates) takes a last argument `seed` (0-d
-    i32): mi.train_step makes it the run's base seed and draws new masks every step."""
+    i32): mi.train_step makes it the run's base seed and draws new masks every step.
+
+    With `cfg.experts`, the training program's `loss` adds each mixture-of-experts layer's
+    weighted load-balancing loss (what is differentiated); the evaluation program's stays the
+    cross-entropy and its results add `aux_loss` (their sum) and `dropped` (the mean over the
+    layers of the fraction of token-to-expert assignments over capacity), its experts'
+    capacity `cfg.eval_capacity_factor`'s."""
+    if cfg.experts and (stacked or seq_parallel):
+        raise ValueError("a mixture of experts (--experts) runs with neither stacked layers (its layers differ) "
+                         "nor sequence parallelism")
     d = Dims(cfg)
     with mi.Program("transformer_lm", mesh, precision=PRECISIONS[precision]) as prog:
         tokens = prog.argument("tokens", [d.batch, d.length], "i32")
         targets = prog.argument("targets", [d.batch, d.length], "i32")
         p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg, stacked).items()}
         seed = prog.argument("seed", [], "i32") if cfg.dropout and not with_logits else None
-        logits = logits_of(tokens, p, cfg, d, remat, stacked, seq_parallel, seed)
-        prog.result(mi.mean(mi.cross_entropy(logits, targets, "vocab")), name="loss")
+        logits, experts = logits_of(tokens, p, cfg, d, remat, stacked, seq_parallel, seed, evaluating=with_logits)
+        loss = mi.mean(mi.cross_entropy(logits, targets, "vocab"))
+        aux = _total([a for a, _ in experts])
+        prog.result(loss if with_logits or aux is None else loss + aux, name="loss")
         if with_logits:
             prog.result(logits, name="logits")
+            if experts:
+                prog.result(aux, name="aux_loss")
+                prog.result(_total([dropped for _, dropped in experts]) * (1.0 / len(experts)), name="dropped")
     return prog
+
+
+def _total(values):
+    """The sum of 0-d Tensors (None for none)."""
+    out = None
+    for v in values:
+        out = v if out is None else out + v
+    return out
 
 
 def train_step(cfg: Config, mesh: mi.Mesh, remat: bool = False, stacked: bool = False,
