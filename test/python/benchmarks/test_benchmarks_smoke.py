@@ -247,3 +247,22 @@ def test_jax_interop_quick_run_agrees_four_ways_and_writes_its_table(tmp_path):
     assert rec["size"] == "tiny" and set(rec["median_step_s"]) == set(jax_interop.CONTENDERS)
     assert max(rec["first_step_loss"].values()) - min(rec["first_step_loss"].values()) < 1e-3
     assert "| meshir_in_jit |" in (tmp_path / "jax_interop.md").read_text()
+
+
+def test_moe_quick_run_agrees_with_jax_and_counts_the_all_to_alls(tmp_path):
+    moe = load("moe")
+    assert moe.main(["--quick", "--out", str(tmp_path)]) == 0
+    rec = json.loads((tmp_path / "moe.json").read_text())
+    assert rec["size"] == "tiny" and rec["contenders"] == ["meshir", "jax", "jax_back_only"]
+    assert set(rec["layouts"]) == {"2d", "data_parallel"}
+    for layout, r in rec["layouts"].items():
+        assert r["agreement"]["ok"] and set(r["collectives"]) == set(rec["contenders"])
+        a2a = r["collectives"]["meshir"]["all_to_all"]
+        assert a2a["count"] == 4, layout  # dispatch and combine, forward and backward
+        assert r["meshir_dispatch_a2a_equals_analytic"], layout
+        assert all(t > 0 for t in r["median_step_s"].values())
+    # 2-D: the combine's all-to-alls carry blocks reduce-scattered over y (half the analytic size)
+    two_d = rec["layouts"]["2d"]
+    assert two_d["collectives"]["meshir"]["all_to_all"]["equal_to_analytic"] == 2
+    assert rec["layouts"]["data_parallel"]["collectives"]["meshir"]["all_to_all"]["equal_to_analytic"] == 4
+    assert "| data_parallel | meshir | 4 |" in (tmp_path / "moe.md").read_text()
