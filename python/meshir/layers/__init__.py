@@ -22,6 +22,6 @@ from .stack import stack_params, stacked, stacked_params
 
 __all__ = [
     "ACTIVATIONS", "MASK_VALUE", "MoEOutput", "SECOND_POLICIES", "attention", "attention_params", "embed",
-    "embedding_params", "expert_capacity", "ffn", "ffn_params", "layer_norm", "moe", "moe_params", "norm_params",
-    "rms_norm", "stack_params", "stacked", "stacked_params", "tied_logits", "unsplit",
+    "embedding_params", "expert_capacity", "ffn", "ffn_params", "layer_norm", "moe", "moe_params",
+    "norm_params", "rms_norm", "stack_params", "stacked", "stacked_params", "tied_logits", "unsplit",
 ]

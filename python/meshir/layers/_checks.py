@@ -37,6 +37,25 @@ def exact_dims(x: Tensor, names, layer: str, what: str) -> None:
                             f"{', '.join(repr(n) for n in names)}", MeshIRValueError)
 
 
+def param_dims(t: Tensor, names, x: Tensor, layer: str, what: str) -> None:
+    """Parameter `t` has the dims `names`, and any others only if the input `x` has them too
+    (at the same size): dims a layer carries through like a batch dim, such as the `stage`
+    of a pipeline, whose every stage has its own parameters."""
+    missing = [n for n in names if n not in t.names]
+    foreign = [n for n in t.names if n not in names and n not in x.names]
+    if missing or foreign:
+        raise located_error(f"{layer}: {what} {t.type} must have the dims {', '.join(repr(n) for n in names)} "
+                            f"(and others only if the input {x.type} has them too)", MeshIRValueError)
+    for n in t.names:
+        if n not in names:
+            same_size(t, x, n, layer, what, "the input")
+
+
+def size_of(dims, name: str) -> int:
+    """The size of the dim `name` among `dims` (Dims)."""
+    return next(d.size for d in dims if d.name == name)
+
+
 def size(x: Tensor, name: str) -> int:
     return x.shape[x.names.index(name)]
 

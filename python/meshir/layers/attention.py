@@ -62,10 +62,10 @@ def attention(x, p, *, causal: bool = True, memory=None, d_model: str = "d_model
     checks.tensor(x, layer, "the input")
     checks.has_dims(x, [d_model, length], layer, "the input")
     shared = [kv_heads] if kv_heads else []
-    checks.exact_dims(p["wq"], [d_model, *shared, heads, d_k], layer, "the parameter 'wq'")
+    checks.param_dims(p["wq"], [d_model, *shared, heads, d_k], x, layer, "the parameter 'wq'")
     for name in ("wk", "wv"):
-        checks.exact_dims(p[name], [d_model, *(shared or [heads]), d_k], layer, f"the parameter '{name}'")
-    checks.exact_dims(p["wo"], [*shared, heads, d_k, d_model], layer, "the parameter 'wo'")
+        checks.param_dims(p[name], [d_model, *(shared or [heads]), d_k], x, layer, f"the parameter '{name}'")
+    checks.param_dims(p["wo"], [*shared, heads, d_k, d_model], x, layer, "the parameter 'wo'")
     for name in ("wq", "wk", "wv", "wo"):
         checks.same_size(x, p[name], d_model, layer, "the input", f"the parameter '{name}'")
     source = x if memory is None else checks.tensor(memory, layer, "the memory")

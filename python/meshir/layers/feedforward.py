@@ -53,9 +53,9 @@ def ffn(x, p, activation: str | None = None, *, d_model: str = "d_model", d_ff: 
         raise checks.error(f"{layer}: unknown activation {activation!r} (expected one of {', '.join(ACTIVATIONS)})")
     for name in ("w1", "w_gate"):
         if name in p:
-            checks.exact_dims(p[name], [d_model, d_ff], layer, f"the parameter '{name}'")
+            checks.param_dims(p[name], [d_model, d_ff], x, layer, f"the parameter '{name}'")
             checks.same_size(x, p[name], d_model, layer, "the input", f"the parameter '{name}'")
-    checks.exact_dims(p["w2"], [d_ff, d_model], layer, "the parameter 'w2'")
+    checks.param_dims(p["w2"], [d_ff, d_model], x, layer, "the parameter 'w2'")
     act = ACTIVATIONS[activation]
     outer = [Dim(n, s) for n, s in zip(x.names, x.shape) if n != d_model]
     f, m = Dim(d_ff, checks.size(p["w1"], d_ff)), Dim(d_model, checks.size(x, d_model))

@@ -133,6 +133,8 @@ def moe(x, p, *, k: int = 2, capacity_factor: float = 1.25, group: str = "batch"
         if d_model in t.names:
             checks.same_size(x, t, d_model, layer, "the input", f"the parameter '{name}'")
     _check_options(layer, k, n_experts, capacity_factor, aux_loss_weight, second_policy, second_threshold, seed)
+    if seed is not None and not (isinstance(seed, Tensor) or (isinstance(seed, int) and not isinstance(seed, bool))):
+        raise checks.error(f"{layer}: the seed must be an int or a 0-d i32 Tensor, got {seed!r}", checks.MeshIRTypeError)
     gated = "w_gate" in p
     activation = activation or ("silu" if gated else "relu")
     if activation not in ACTIVATIONS:
@@ -161,8 +163,8 @@ def moe(x, p, *, k: int = 2, capacity_factor: float = 1.25, group: str = "batch"
     # Combine: back to the groups' split (the other all-to-all), weighted by the gates.
     expert_out = rename(expert_out, {experts: eu, g_u.name: group})
     y = einsum(expert_out, _as(combine, expert_out), output=[g, s, m])
-    if group_size is not None:
-        y = reshape(y, [d for d in original if d.name != d_model] + [m])
+    if group_size is not None:  # back to [group, tokens] in the order the tokens were regrouped
+        y = reshape(y, [Dim(group, checks.size_of(original, group)), Dim(tokens, checks.size_of(original, tokens)), m])
     y = transpose(y, original) if [d.name for d in original] != y.names else y
     return MoEOutput(y, aux * float(aux_loss_weight), dropped)
 

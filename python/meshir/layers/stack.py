@@ -24,12 +24,14 @@ def stacked_params(layer_params: Mapping[str, list[Dim]], layers: Dim) -> dict[s
 def stack_params(per_layer: list[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Per-layer parameter values (one mapping per layer, same names and shapes) as stacked
     arrays."""
+    if not per_layer:
+        raise checks.error("meshir.layers.stack_params: no layers to stack")
     names = list(per_layer[0])
+    first = {n: np.shape(per_layer[0][n]) for n in names}
     for i, p in enumerate(per_layer):
-        if list(p) != names or any(np.shape(p[n]) != np.shape(per_layer[0][n]) for n in names):
+        if set(p) != set(names) or any(np.shape(p[n]) != first[n] for n in names):
             raise checks.error(f"meshir.layers.stack_params: layer {i}'s parameters "
-                               f"{ {n: np.shape(v) for n, v in p.items()} } differ from layer 0's "
-                               f"{ {n: np.shape(v) for n, v in per_layer[0].items()} }")
+                               f"{ {n: np.shape(v) for n, v in p.items()} } differ from layer 0's {first}")
     return {n: np.stack([p[n] for p in per_layer]) for n in names}
 
 
