@@ -292,3 +292,42 @@ def summarize(collectives: list[HloCollective], repeats: dict[str, int | None] |
     if unknown:
         out["unknown_repeats"] = unknown
     return out
+
+
+_DOT_DIMS = re.compile(r"lhs_contracting_dims=\{([0-9,]*)\}")
+
+
+def dot_flops(hlo_text: str) -> int | None:
+    """Matmul FLOPs per device of one run of the entry computation: 2 x the result's
+    elements x the contracted size for every `dot`, times the runs of its computation
+    (computation_repeats: a loop body once per iteration, which XLA's cost analysis counts
+    once); None when some loop's trip count is unknown. Operand shapes are looked up by name
+    in the dot's computation (its instructions and parameters)."""
+    repeats = computation_repeats(hlo_text)
+    total, computation, shapes = 0, "", {}
+    for line in hlo_text.splitlines():
+        m = _COMPUTATION.match(line)
+        if m and "=" not in line.split("(")[0]:
+            computation = m.group(1)
+            shapes = {name: shape for name, shape in _PARAM.findall(m.group(2))}
+            continue
+        m = _INSTR.match(line)
+        if not m:
+            continue
+        name, shape, opcode, rest = m.groups()
+        shapes[name] = shape
+        if opcode != "dot":
+            continue
+        operands, attrs = _operands_and_attrs(rest)
+        lhs = shapes.get(operands[0].split()[-1].lstrip("%")) if operands else None
+        contracting = _DOT_DIMS.search(attrs)
+        if lhs is None or contracting is None:
+            raise ValueError(f"dot_flops: cannot read the operands of {line.strip()[:160]}")
+        lhs_dims = [int(d) for d in _ARRAY.search(lhs).group(2).split(",") if d]
+        out_dims = [int(d) for d in _ARRAY.search(shape).group(2).split(",") if d]
+        k = math.prod(lhs_dims[int(i)] for i in contracting.group(1).split(",") if i)
+        times = repeats.get(computation, 1)
+        if times is None:
+            return None
+        total += 2 * math.prod(out_dims) * k * times
+    return total

@@ -219,6 +219,9 @@ class _Differentiator:
         args = self.block.arguments
         grads = [cts[args[i]] if args[i] in cts else em.zeros(type_of(args[i])) for i in self.wrt]
         results = [ret.operation.operands[i] for i in self.seeds if self.with_value] + grads
+        # Read again: a pull-back may have rebuilt the op defining a primal result (a scan
+        # that now also saves its carries) and moved the return's uses to the new op.
+        self.primal_results = list(ret.operation.operands)
         func.ReturnOp(results, ip=ir.InsertionPoint(ret))
         ret.operation.erase()
         self._set_signature(results)

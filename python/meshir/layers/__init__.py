@@ -12,16 +12,18 @@ mixture of experts, which names what one rule set cannot say; see meshir.layers.
     feedforward  ffn (GELU, ReLU; SwiGLU/GeGLU when gated), ffn_params
     stack        stacked (identical layers as one mi.scan), stacked_params, stack_params
     moe          moe (GShard/Switch top-k gating with capacity), moe_params, expert_capacity
+    pipeline     pipeline (GPipe's stages and microbatches, SPMD), pipeline_params, stage_params, last_stage
 """
 from .attention import MASK_VALUE, attention, attention_params
 from .embeddings import embed, embedding_params, tied_logits
 from .feedforward import ACTIVATIONS, ffn, ffn_params
 from .moe import SECOND_POLICIES, MoEOutput, expert_capacity, moe, moe_params, unsplit
 from .norms import layer_norm, norm_params, rms_norm
+from .pipeline import last_stage, pipeline, pipeline_params, stage_params
 from .stack import stack_params, stacked, stacked_params
 
 __all__ = [
     "ACTIVATIONS", "MASK_VALUE", "MoEOutput", "SECOND_POLICIES", "attention", "attention_params", "embed",
-    "embedding_params", "expert_capacity", "ffn", "ffn_params", "layer_norm", "moe", "moe_params",
-    "norm_params", "rms_norm", "stack_params", "stacked", "stacked_params", "tied_logits", "unsplit",
+    "embedding_params", "expert_capacity", "ffn", "ffn_params", "last_stage", "layer_norm", "moe", "moe_params",
+    "norm_params", "pipeline", "pipeline_params", "rms_norm", "stage_params", "stack_params", "stacked", "stacked_params", "tied_logits", "unsplit",
 ]

@@ -131,3 +131,39 @@ def test_remat_of_a_value_from_outside_the_block_is_a_located_error():
         with pytest.raises(mi.MeshIRError, match=r"test_remat\.py:\d+:\d+: error: .*different Programs"):
             mi.remat(lambda a: a * w)(x)
         prog.result(mi.reduce_sum(x))
+
+
+def test_remat_of_a_block_that_scans_recomputes_it_and_equals_the_plain_gradient():
+    """A rematerialized function holding an mi.scan (a pipeline stage's layers): building
+    its forward-with-residuals once read the scan's results after the scan's VJP had rebuilt
+    it (to save its carries), a KeyError or a crash in MLIR."""
+    D = mi.Dim
+    b, d, e, n = D("batch", 4), D("d", 8), D("e", 8), D("layers", 3)
+
+    def layer(h, w):
+        return mi.tanh(mi.einsum(mi.rename(h, "d", "e"), w, output=[b, d])), None
+
+    def block(x, ws):
+        return mi.scan(layer, x, ws, dim="layers")[0]
+
+    def program(remat: bool):
+        with mi.Program("scan_in_remat", mi.Mesh({"x": 2})) as prog:
+            x = prog.argument("x", [b, d])
+            ws = prog.argument("ws", [n, e, d])
+            run = mi.remat(block) if remat else block
+            y = run(run(x, ws), ws)
+            prog.result(mi.mean(y * y), name="loss")
+        return prog
+
+    rng = np.random.default_rng(0)
+    x, ws = rng.standard_normal((4, 8)).astype(np.float32), (rng.standard_normal((3, 8, 8)) * 0.4).astype(np.float32)
+    plain = mi.value_and_grad(program(False), wrt=["x", "ws"])
+    remat = mi.value_and_grad(program(True), wrt=["x", "ws"])
+    text = str(remat.module)
+    assert text.count('"mtf.optimization_barrier"') == 2 * 2  # each call's two inputs, recomputed
+    assert text.count('"mtf.scan"') > str(plain.module).count('"mtf.scan"')
+    want = mi.interpret(plain.module, x, ws)
+    for layout in ({"batch": "x"}, {}):
+        got = mi.compile(remat, layout=layout)(x, ws)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-6)
