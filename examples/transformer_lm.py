@@ -28,6 +28,7 @@ with the same flags continues with the same loss curve.
     python examples/transformer_lm.py --checkpoint runs/lm     # resumable; rerun to continue
     python examples/transformer_lm.py --layout model-parallel --steps 100
     python examples/transformer_lm.py --experts 8             # GShard's mixture of experts, top-2
+    python examples/transformer_lm.py --layers 4 --stages 2   # GPipe: 2 stages x a 2x2 mesh
     python examples/transformer_lm.py --size medium --checkpoint runs/medium   # ~22 minutes
 """
 from __future__ import annotations
@@ -98,6 +99,14 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
                    help="the capacity factor of evaluation and generation (default: %(default)s)")
     g.add_argument("--aux-loss-weight", type=float, default=defaults["aux_loss_weight"], metavar="W",
                    help="the weight of GShard's load-balancing loss in the training loss (default: %(default)s)")
+    g = p.add_argument_group("pipeline (docs/layers.md)")
+    g.add_argument("--stages", type=int, default=defaults["stages"], metavar="P",
+                   help="run the layers as GPipe's pipeline of P stages (2 or 4) on a stage axis of the 8 devices, "
+                        "the layout's axes sharing the rest; 0: no pipeline (default: %(default)s)")
+    g.add_argument("--pipeline-microbatches", type=int, default=defaults["pipeline_microbatches"], metavar="M",
+                   help="with --stages: the microbatches each step's batch is cut into; the pipeline idles "
+                        "(P-1)/(M+P-1) of its ticks (not --microbatches-style gradient accumulation) "
+                        "(default: %(default)s)")
     g = p.add_argument_group("training")
     g.add_argument("--corpus", choices=data.CORPORA, default=defaults["corpus"],
                    help="small: the docstrings above; large: those and every other standard-library module's, "
@@ -176,7 +185,8 @@ def config_of(args) -> model.Config:
                        lr=args.lr, warmup=args.warmup, decay_steps=args.decay_steps, seed=args.seed,
                        dropout=args.dropout, clip_norm=args.clip_norm, experts=args.experts, top_k=args.top_k,
                        capacity_factor=args.capacity_factor, eval_capacity_factor=args.eval_capacity_factor,
-                       aux_loss_weight=args.aux_loss_weight)
+                       aux_loss_weight=args.aux_loss_weight, stages=args.stages,
+                       pipeline_microbatches=args.pipeline_microbatches)
     try:
         cfg.check()
     except ValueError as e:
@@ -188,6 +198,8 @@ def config_of(args) -> model.Config:
         raise UsageError("--eval-every and --sample must not be negative")
     if args.sample and not args.prompt:
         raise UsageError("--prompt must not be empty (or use --sample 0)")
+    if cfg.stages and args.layout == "auto":
+        raise UsageError("--stages needs a named --layout (2d, data-parallel, model-parallel, single), not auto")
     if cfg.experts and args.layout not in model.MOE_RULES:
         raise UsageError(f"--experts needs --layout {', '.join(model.MOE_RULES)}, not {args.layout} (model "
                          f"parallelism splits d_ff over the axes the experts would take)")
@@ -209,9 +221,10 @@ def _one_line(error: Exception) -> str:
     return first + (f" (the first of {len(lines)} diagnostics)" if len(lines) > 1 else "")
 
 
-def layout_mesh(layout: str) -> mi.Mesh:
-    """The mesh of --layout (auto searches the 2-D layout's 4x2 mesh)."""
-    return model.layout("2d" if layout == "auto" else layout)[0]
+def layout_mesh(layout: str, stages: int = 0) -> mi.Mesh:
+    """The mesh of --layout (auto searches the 2-D layout's 4x2 mesh); with --stages, a
+    stage axis first."""
+    return model.layout("2d" if layout == "auto" else layout, stages=stages)[0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -225,7 +238,7 @@ def layout_of(cfg: model.Config, layout: str, precision: str = "f32") -> tuple[m
     """(mesh, rules) of --layout."""
     if layout == "auto":
         return layout_mesh(layout), dict(auto_choice(cfg, precision).rules)
-    return model.layout(layout, cfg.experts)
+    return model.layout(layout, cfg.experts, cfg.stages)
 
 
 #: What the training step reports besides the loss (shown in the progress line).
@@ -234,7 +247,7 @@ METRICS = ("grad_norm", "learning_rate")
 
 @functools.lru_cache(maxsize=None)
 def train_program(cfg: model.Config, layout: str, precision: str = "f32") -> mi.TrainStep:
-    return model.train_step(cfg, layout_mesh(layout), precision=precision, metrics=METRICS)
+    return model.train_step(cfg, layout_mesh(layout, cfg.stages), precision=precision, metrics=METRICS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -354,6 +367,10 @@ def run(argv=None, out=None) -> dict:
         f", decaying to {model.DECAY_TO:g} of it at step {cfg.decay_steps}" if cfg.decay_steps else "")
     regularized = (f", dropout {cfg.dropout:g}" if cfg.dropout else "") + (
         f", gradients clipped to norm {cfg.clip_norm:g}" if cfg.clip_norm else "")
+    if cfg.stages:
+        m, p = cfg.pipeline_microbatches, cfg.stages
+        say(f"pipeline: {p} stages of {cfg.layers // p} layer{'s' if cfg.layers // p > 1 else ''}, {m} microbatches of "
+            f"{cfg.batch // m} sequences, GPipe's schedule ({m + p - 1} ticks, idle {p - 1}/{m + p - 1} of them)")
     say(f"training: batch {cfg.batch} x {cfg.length} characters, {cfg.optimizer} lr {cfg.lr}{schedule}{regularized}, "
         f"seed {cfg.seed}, {args.steps} steps")
     say(f"layout {args.layout}: {model.format_rules(rules)} on the {model.format_mesh(mesh)}")
@@ -504,7 +521,7 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
 def launch(argv: list[str], args) -> int:
     """--processes N: this script N times on this machine, each with its share of the mesh's
     devices and without --processes; process 0's output is ours."""
-    mesh = layout_mesh(args.layout)
+    mesh = layout_mesh(args.layout, max(args.stages, 0))
     if args.processes < 1 or mesh.size % args.processes:
         raise UsageError(f"--processes {args.processes} does not divide the {model.format_mesh(mesh)}")
     child = [a for i, a in enumerate(argv) if a != "--processes" and not a.startswith("--processes=")
@@ -516,7 +533,7 @@ def launch(argv: list[str], args) -> int:
 
 def join(args) -> None:
     """Join the run over processes (--coordinator, or the environment launch_local sets)."""
-    mesh = layout_mesh(args.layout)
+    mesh = layout_mesh(args.layout, max(args.stages, 0))
     if args.coordinator or os.environ.get("MESHIR_PROCESS_ID"):
         num = args.num_processes or int(os.environ.get("MESHIR_NUM_PROCESSES", "1"))
         if mesh.size % num:

@@ -59,6 +59,11 @@ class Config:
     capacity_factor: float = 1.25
     eval_capacity_factor: float = 2.0
     aux_loss_weight: float = 0.01
+    #: GPipe's pipeline (meshir.layers.pipeline) over this many stages (0: none): each stage
+    #: holds layers / stages consecutive layers, the batch is cut into
+    #: `pipeline_microbatches`, and the mesh gets a `stage` axis (layout()).
+    stages: int = 0
+    pipeline_microbatches: int = 4
 
     @property
     def d_k(self) -> int:
@@ -94,6 +99,19 @@ class Config:
                     raise ValueError(f"--{field.replace('_', '-')} must be > 0, got {getattr(self, field)}")
             if not self.aux_loss_weight >= 0:
                 raise ValueError(f"--aux-loss-weight must not be negative, got {self.aux_loss_weight}")
+        if self.stages:
+            if self.stages not in STAGES:
+                raise ValueError(f"--stages must be one of {', '.join(map(str, STAGES))} (a mesh axis of the 8 "
+                                 f"devices), got {self.stages}")
+            if self.layers % self.stages:
+                raise ValueError(f"--stages {self.stages} does not divide the {self.layers} --layers")
+            if self.pipeline_microbatches < 1 or self.batch % self.pipeline_microbatches:
+                raise ValueError(f"--pipeline-microbatches {self.pipeline_microbatches} does not divide the "
+                                 f"--batch {self.batch}")
+            if self.experts or self.dropout:
+                raise ValueError("--stages runs with neither --experts nor --dropout")
+        elif self.stages < 0:
+            raise ValueError(f"--stages must not be negative (0: no pipeline), got {self.stages}")
 
     def to_dict(self) -> dict:
         """The fields; `key_size`, `dropout` and `clip_norm` only when set, and the experts'
@@ -105,7 +123,15 @@ class Config:
         if not self.experts:
             for field in MOE_FIELDS:
                 del out[field]
+        if not self.stages:
+            for field in PIPELINE_FIELDS:
+                del out[field]
         return out
+
+
+#: The config's fields of the pipeline, and the stage counts the 8 devices' meshes have.
+PIPELINE_FIELDS = ("stages", "pipeline_microbatches")
+STAGES = (2, 4)
 
 
 #: The config's fields of the mixture of experts.
@@ -142,9 +168,15 @@ MOE_RULES = {
 }
 
 
-def layout(name: str, experts: int = 0) -> tuple[mi.Mesh, dict]:
-    """(mesh, rules) of a layout name; `experts`: for a mixture of experts (MOE_RULES)."""
+def layout(name: str, experts: int = 0, stages: int = 0) -> tuple[mi.Mesh, dict]:
+    """(mesh, rules) of a layout name; `experts`: for a mixture of experts (MOE_RULES);
+    `stages`: a pipeline, whose stages take a `stage` axis of that size before the layout's
+    axes (x then has 4 / stages devices: 2 stages x a 2x2 mesh, 4 stages x 1x2; `single`:
+    the stage axis alone), and the rule stage:stage."""
     axes, rules = LAYOUTS[name]
+    if stages:
+        axes = {"stage": stages} if name == "single" else {"stage": stages, "x": 4 // stages, "y": 2}
+        rules = {**rules, "stage": "stage"}
     if experts:
         if name not in MOE_RULES:
             raise ValueError(f"--experts needs --layout {', '.join(MOE_RULES)} (the {name} layout splits d_ff "
@@ -227,8 +259,9 @@ def _layer_dims(d: "Dims", experts: mi.Dim | None = None) -> dict[str, list[mi.D
     return out
 
 
-#: The name of the leading dim of stacked layer parameters (`stacked=True`).
-LAYERS = "layers"
+#: The name of the leading dim of stacked layer parameters (`stacked=True`), and the prefix
+#: of the pipeline's parameters ([stage, layers, ...]: each stage's layers).
+LAYERS, PIPELINE = "layers", "pipeline"
 
 
 def param_dims(cfg: Config, stacked: bool = False) -> dict[str, list[mi.Dim]]:
@@ -237,7 +270,10 @@ def param_dims(cfg: Config, stacked: bool = False) -> dict[str, list[mi.Dim]]:
     kind, `layers_<kind>`, with a leading `layers` dim (the layers run as one mi.scan)."""
     d = Dims(cfg)
     out = L.embedding_params(d.vocab, d.d_model, d.length)
-    if stacked:
+    if cfg.stages:
+        out.update(L.pipeline_params({f"{PIPELINE}_{n}": dims for n, dims in _layer_dims(d).items()},
+                                     mi.Dim("stage", cfg.stages), mi.Dim(LAYERS, cfg.layers // cfg.stages)))
+    elif stacked:
         out.update(L.stacked_params({f"{LAYERS}_{n}": dims for n, dims in _layer_dims(d).items()},
                                     mi.Dim(LAYERS, cfg.layers)))
     else:
@@ -262,6 +298,11 @@ def init_params(cfg: Config) -> dict[str, np.ndarray]:
     with std 1/sqrt(fan_in) (embeddings 0.02, output projections scaled down by
     sqrt(2 * layers) as in GPT-2), layer-norm scales 1, biases 0; the experts' weights as
     the dense feed-forward's (fan-in d_model or d_ff), the router's fan-in d_model."""
+    if cfg.stages:  # the unpipelined model's values, each stage's layers stacked
+        plain = init_params(dataclasses.replace(cfg, stages=0))
+        per_layer = [{kind: plain[f"l{i}_{kind}"] for kind in _layer_dims(Dims(cfg))} for i in range(cfg.layers)]
+        staged = {f"{PIPELINE}_{kind}": v for kind, v in L.stage_params(per_layer, cfg.stages).items()}
+        return {n: plain[n] if n in plain else staged[n] for n in param_dims(cfg)}
     rng = np.random.default_rng([cfg.seed, 1])
     params = {}
     for name, dims in param_dims(cfg).items():
@@ -327,7 +368,11 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
     `sequence_parallel`, and the constraint on the carry here).
 
     `seed`: a 0-d i32 Tensor turns on residual dropout at rate `cfg.dropout`, layer i's masks
-    drawn from fold_in(seed, i) (in a scan, i from an iota over `layers`)."""
+    drawn from fold_in(seed, i) (in a scan, i from an iota over `layers`).
+
+    With `cfg.stages` the layers run as GPipe's pipeline (meshir.layers.pipeline; `remat`:
+    each stage recomputed in the backward pass) and the logits keep its `stage` dim, the
+    model's in the last stage's slot (build reads them with meshir.layers.last_stage)."""
     x = L.embed(tokens, {"embed": p["embed"], "pos_embed": p["pos_embed"]})
 
     def drop(i):
@@ -340,13 +385,17 @@ def logits_of(tokens, p, cfg: Config, d: Dims, remat: bool = False, stacked: boo
 
     x = between_layers(x)
     experts = []
-    if stacked:
+    if cfg.stages:  # [stage, batch, length, d_model]: the stack's output in the last stage's slot
+        kinds = list(_layer_dims(d))
+        x = L.pipeline(lambda h, params: layer(h, params, d)[0], x, {k: p[f"{PIPELINE}_{k}"] for k in kinds},
+                       microbatches=cfg.pipeline_microbatches, axis="stage", remat=remat)
+    elif stacked:
         def one_layer(h, params, i=None):
             return between_layers(block(h, params, d, seq_parallel, drop(i) if seed is not None else None)[0])
 
         x = L.stacked(one_layer, x, {kind: p[f"{LAYERS}_{kind}"] for kind in _layer_dims(d)}, dim=LAYERS,
                       with_index=seed is not None)
-    for i in range(0 if stacked else cfg.layers):
+    for i in range(0 if stacked or cfg.stages else cfg.layers):
         prefix = f"l{i}_"
         h, moe_out = block(x, {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}, d, seq_parallel,
                            drop(i), moe_options(cfg, evaluating) if i in moe_layers(cfg) else None)
@@ -387,6 +436,8 @@ def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = F
     cross-entropy and its results add `aux_loss` (their sum) and `dropped` (the mean over the
     layers of the fraction of token-to-expert assignments over capacity), its experts'
     capacity `cfg.eval_capacity_factor`'s."""
+    if cfg.stages and (stacked or seq_parallel):
+        raise ValueError("a pipeline (--stages) runs with neither stacked layers nor sequence parallelism")
     if cfg.experts and (stacked or seq_parallel):
         raise ValueError("a mixture of experts (--experts) runs with neither stacked layers (its layers differ) "
                          "nor sequence parallelism")
@@ -397,7 +448,12 @@ def build(cfg: Config, mesh: mi.Mesh, with_logits: bool = False, remat: bool = F
         p = {name: prog.argument(name, dims) for name, dims in param_dims(cfg, stacked).items()}
         seed = prog.argument("seed", [], "i32") if cfg.dropout and not with_logits else None
         logits, experts = logits_of(tokens, p, cfg, d, remat, stacked, seq_parallel, seed, evaluating=with_logits)
-        loss = mi.mean(mi.cross_entropy(logits, targets, "vocab"))
+        if cfg.stages:  # the head ran on every stage's slot: the loss is the last stage's
+            stage = mi.Dim("stage", cfg.stages)
+            loss = L.last_stage(mi.mean(mi.cross_entropy(logits, targets, "vocab"), output=[stage]))
+            logits = L.last_stage(logits) if with_logits else logits
+        else:
+            loss = mi.mean(mi.cross_entropy(logits, targets, "vocab"))
         aux = _total([a for a, _ in experts])
         prog.result(loss if with_logits or aux is None else loss + aux, name="loss")
         if with_logits:
