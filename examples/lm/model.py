@@ -99,6 +99,8 @@ class Config:
                     raise ValueError(f"--{field.replace('_', '-')} must be > 0, got {getattr(self, field)}")
             if not self.aux_loss_weight >= 0:
                 raise ValueError(f"--aux-loss-weight must not be negative, got {self.aux_loss_weight}")
+        if self.stages < 0:
+            raise ValueError(f"--stages must not be negative (0: no pipeline), got {self.stages}")
         if self.stages:
             if self.stages not in STAGES:
                 raise ValueError(f"--stages must be one of {', '.join(map(str, STAGES))} (a mesh axis of the 8 "
@@ -110,8 +112,6 @@ class Config:
                                  f"--batch {self.batch}")
             if self.experts or self.dropout:
                 raise ValueError("--stages runs with neither --experts nor --dropout")
-        elif self.stages < 0:
-            raise ValueError(f"--stages must not be negative (0: no pipeline), got {self.stages}")
 
     def to_dict(self) -> dict:
         """The fields; `key_size`, `dropout` and `clip_norm` only when set, and the experts'
