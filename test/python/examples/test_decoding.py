@@ -1,0 +1,121 @@
+"""Decoding the LM with a key/value cache (examples/lm/decode.py over meshir.layers'
+decoding pieces), against the NumPy reference (lm_reference.py) and the LM's own forward
+program without a cache: greedy decoding, with an end token and prompts of different lengths;
+beam search of width 1 (greedy) and of full width (an exhaustive search); sampling, the same
+draws under every layout; the options' bad values."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meshir as mi
+import lm_reference as R
+from script_modules import EXAMPLES, load_script
+
+load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")  # puts examples/ on the path
+from lm import decode, model  # noqa: E402
+
+CFG = model.Config(layers=2, d_model=16, heads=4, d_ff=32, length=16, batch=8, vocab=6)
+PROMPTS = [[1, 4, 2], [0], [5, 5, 1, 3], [2, 2], [3], [1, 1, 1], [4, 0], [2]]
+
+
+@pytest.fixture(scope="module")
+def params():
+    """Initial values scaled up so that the next token is not a near tie (a flat
+    distribution would make every search agree trivially)."""
+    return {k: v if k.endswith("scale") else v * (20 if "embed" in k else 3) for k, v in model.init_params(CFG).items()}
+
+
+@pytest.mark.parametrize("layout", ["2d", "data-parallel"])
+def test_greedy_with_the_cache_equals_the_reference_and_the_forward_without_it(params, layout):
+    mesh, rules = model.layout(layout)
+    tokens = decode.compile_generator(CFG, mesh, rules, rows=8, max_len=12)(params, PROMPTS)
+    np.testing.assert_array_equal(tokens, R.greedy(params, CFG, PROMPTS, 12))
+    # without a cache: the LM's forward program over the whole text for every new token
+    forward = mi.compile(model.build(CFG, mesh, with_logits=True), layout=rules)
+    text = np.zeros((8, CFG.length), np.int32)
+    text[:, :3] = PROMPTS[0]
+    for t in range(3, 12):
+        logits = np.asarray(forward(tokens=text, targets=text, **params)[1])
+        text[:, t] = logits[:, t - 1].argmax(-1)
+    np.testing.assert_array_equal(tokens[0, 1:], text[0, :11])  # row 0: one pad, then the same text
+
+
+def test_an_end_token_ends_each_row_and_the_loop(params):
+    mesh, rules = model.layout("2d")
+    tokens = decode.compile_generator(CFG, mesh, rules, rows=8, max_len=14, end_token=5)(params, PROMPTS)
+    np.testing.assert_array_equal(tokens, R.greedy(params, CFG, PROMPTS, 14, end_token=5))
+    assert (tokens[:, -1] == 5).all()  # every row ended, and the slots after the loop's last are end tokens
+
+
+def test_beam_search_of_width_one_is_greedy(params):
+    mesh, rules = model.layout("data-parallel")
+    tokens, scores = decode.compile_generator(CFG, mesh, rules, rows=8, max_len=12, beam=1)(params, PROMPTS)
+    np.testing.assert_array_equal(tokens, R.greedy(params, CFG, PROMPTS, 12))
+    for row in (0, 2):
+        generated = decode.continuation(tokens, PROMPTS, row)
+        np.testing.assert_allclose(scores[row], R.sequence_log_prob(params, CFG, PROMPTS[row], generated), rtol=1e-4)
+
+
+@pytest.mark.parametrize("end_token, penalty, rules", [
+    (None, 0.0, {"batch": "x", "beam": "y"}),   # the beams split over y
+    (5, 1.0, {"batch": "x", "heads": "y", "d_ff": "y", "vocab": "y"}),
+    (3, 3.0, {"batch": ("x", "y")}),
+])
+def test_beam_search_of_full_width_is_an_exhaustive_search(params, end_token, penalty, rules):
+    """Three generated tokens over a vocabulary of 6: 36 beams keep every prefix, so the
+    best hypothesis is the best of all 216 continuations (after its end token, none)."""
+    prompts = PROMPTS[:4] * 2
+    gen = decode.compile_generator(CFG, mi.Mesh({"x": 4, "y": 2}), rules, rows=8, max_len=7, beam=36,
+                                   end_token=end_token, length_penalty=penalty)
+    tokens, scores = gen(params, prompts)
+    for row, prompt in enumerate(prompts[:4]):
+        best, score = R.exhaustive_best(params, CFG, prompt, 3, length_penalty=penalty, end_token=end_token)
+        got = decode.continuation(tokens, prompts, row)
+        if end_token in got:
+            got = got[:got.index(end_token) + 1]
+        assert got == list(best), (row, got, best)
+        np.testing.assert_allclose(scores[row], score, rtol=1e-4)
+
+
+def test_sampling_draws_the_same_under_every_layout_and_a_new_draw_per_seed(params):
+    draws = []
+    for layout in ("2d", "data-parallel", "single"):
+        mesh, rules = model.layout(layout)
+        gen = decode.compile_generator(CFG, mesh, rules, rows=8, max_len=12, temperature=0.9, top_k=4)
+        draws.append(gen(params, PROMPTS, seed=7))
+    for d in draws[1:]:
+        np.testing.assert_array_equal(d, draws[0])
+    assert (gen(params, PROMPTS, seed=8) != draws[0]).any()
+    assert (draws[0] != R.greedy(params, CFG, PROMPTS, 12)).any()  # sampled, not the argmax
+    one = decode.compile_generator(CFG, *model.layout("2d"), rows=8, max_len=12, temperature=1.0, top_k=1)
+    np.testing.assert_array_equal(one(params, PROMPTS, seed=3), R.greedy(params, CFG, PROMPTS, 12))  # top-1: greedy
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({"beam": -1}, "the beam width must be an int >= 1 (0: no beam search), got -1"),
+    ({"temperature": 0.0}, "the temperature must be a finite number > 0, got 0.0"),
+    ({"temperature": -1.0}, "the temperature must be a finite number > 0, got -1.0"),
+    ({"temperature": 1.0, "top_k": 7}, "top-k must be in [1, 6] (the vocabulary), got 7"),
+    ({"max_len": 17}, "the maximum length 17 must be in [1, 16]"),
+    ({"beam": 2, "temperature": 1.0}, "give either a beam width or a temperature"),
+])
+def test_bad_options_are_clear_errors(options, expected):
+    options = {"max_len": 8, **options}
+    with pytest.raises(ValueError) as e:
+        decode.program(CFG, mi.Mesh({"x": 1}), rows=1, **options)
+    assert expected in str(e.value)
+
+
+def test_bad_prompts_are_clear_errors():
+    with pytest.raises(ValueError, match=r"a prompt of 17 tokens is longer than the cache \(16 slots"):
+        decode.prompts_array(CFG, [[1] * 17], 16, 1)
+    with pytest.raises(ValueError, match=r"the maximum length 4 is below the longest prompt's 5 tokens"):
+        decode.prompts_array(CFG, [[1] * 5, [2]], 4, 2)
+    with pytest.raises(ValueError, match=r"every prompt needs at least one token"):
+        decode.prompts_array(CFG, [[]], 4, 1)
+    with pytest.raises(mi.MeshIRError, match=r"top_k must be an int in \[1, 6\].*got 9"):
+        with mi.Program("p", mi.Mesh({"x": 1})) as prog:
+            logits = prog.argument("logits", [mi.Dim("vocab", 6)])
+            from meshir import layers as L
+            L.choose(logits, seed=1, top_k=9)
