@@ -53,7 +53,7 @@ import numpy as np  # noqa: E402
 from jax.experimental import multihost_utils  # noqa: E402
 
 import meshir as mi  # noqa: E402
-from lm import checkpoint, data, model, plot, progress, sizes  # noqa: E402
+from lm import checkpoint, data, decode, model, plot, progress, sizes  # noqa: E402
 
 
 class UsageError(Exception):
@@ -90,7 +90,7 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
     g.add_argument("--experts", type=int, default=defaults["experts"], metavar="E",
                    help="replace the feed-forward of every other layer (from the second) by a GShard mixture of E "
                         "experts of width --d-ff, split over the batch axis; 0: a dense model (default: %(default)s)")
-    g.add_argument("--top-k", type=int, default=defaults["top_k"], metavar="K",
+    g.add_argument("--experts-per-token", dest="top_k", type=int, default=defaults["top_k"], metavar="K",
                    help="experts per token: 2 is GShard's gating, 1 Switch's (default: %(default)s)")
     g.add_argument("--capacity-factor", type=float, default=defaults["capacity_factor"], metavar="F",
                    help="in training, each expert takes at most F * K * length / E tokens of a sequence; "
@@ -153,7 +153,15 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
                    help="loss-curve PNG (default: DIR/loss.png with --checkpoint, else transformer_lm_loss.png); "
                         "'' for none; needs matplotlib (pip install -e '.[viz]')")
     g.add_argument("--sample", type=int, default=200, metavar="N",
-                   help="greedily generate N characters at the end; 0: none (default: %(default)s)")
+                   help="generate N characters at the end, greedily, sampled and by beam search, on the devices "
+                        "with a key/value cache (at most --length characters with the prompt: the model's "
+                        "positions); 0: none (default: %(default)s)")
+    g.add_argument("--temperature", type=float, default=0.8, metavar="T",
+                   help="the sampled sample's temperature (default: %(default)s)")
+    g.add_argument("--top-k", dest="sample_top_k", type=int, default=20, metavar="K",
+                   help="the sampled sample draws from the K most likely characters (default: %(default)s)")
+    g.add_argument("--beam", type=int, default=4, metavar="W",
+                   help="the beam search's width (default: %(default)s)")
     g.add_argument("--prompt", default="Return the ",
                    help="the start of the generated sample (default: %(default)r)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -198,6 +206,16 @@ def config_of(args) -> model.Config:
         raise UsageError("--eval-every and --sample must not be negative")
     if args.sample and not args.prompt:
         raise UsageError("--prompt must not be empty (or use --sample 0)")
+    if args.sample:
+        if args.beam < 1:
+            raise UsageError(f"--beam must be at least 1, got {args.beam}")
+        if not 0 < args.temperature < float("inf"):
+            raise UsageError(f"--temperature must be a finite number > 0, got {args.temperature}")
+        if not 1 <= args.sample_top_k <= cfg.vocab:
+            raise UsageError(f"--top-k must be in [1, {cfg.vocab}] (the vocabulary), got {args.sample_top_k}")
+        if len(data.encode(args.prompt)) >= cfg.length:
+            raise UsageError(f"--prompt of {len(data.encode(args.prompt))} characters leaves no room to generate: "
+                             f"the key/value cache has --length {cfg.length} slots")
     if cfg.stages and args.layout == "auto":
         raise UsageError("--stages needs a named --layout (2d, data-parallel, model-parallel, single), not auto")
     if cfg.experts and args.layout not in model.MOE_RULES:
@@ -318,10 +336,11 @@ def validation_loss(exe_forward, params, corpus, cfg: model.Config, dropped: lis
     return float(np.mean(losses))
 
 
-def generate(exe_forward, params, cfg: model.Config, prompt: str, count: int) -> str:
-    """Greedy decoding with the forward program: the last `length` characters are the
-    context; the next character is the most likely real one at the context's last position.
-    One full forward pass per character (no key/value cache): simple, and fast enough here."""
+def generate_uncached(exe_forward, params, cfg: model.Config, prompt: str, count: int) -> str:
+    """Greedy decoding with the forward program, without a cache: the last `length`
+    characters are the context; the next character is the most likely one at the context's
+    last position. One full forward pass per character, on the host's loop (the cost of
+    each new character grows with the text): the baseline of samples()' tokens per second."""
     ids = list(data.encode(prompt))
     targets = np.zeros((cfg.batch, cfg.length), np.int32)
     for _ in range(count):
@@ -330,8 +349,67 @@ def generate(exe_forward, params, cfg: model.Config, prompt: str, count: int) ->
         tokens[:, :len(window)] = window
         logits = exe_forward(**feed(exe_forward, {"tokens": tokens, "targets": targets}), **params)[1]
         logits = np.asarray(logits if logits.is_fully_addressable else multihost_utils.process_allgather(logits, tiled=True))
-        ids.append(int(np.argmax(logits[0, len(window) - 1, :data.CHARS])))
+        ids.append(int(np.argmax(logits[0, len(window) - 1])))
     return data.decode(ids[len(data.encode(prompt)):])
+
+
+def _rows(mesh: mi.Mesh, rules: dict) -> int:
+    """The smallest batch the rules split evenly: the devices of batch's axes."""
+    axes = rules.get("batch", ())
+    return int(np.prod([mesh.shape[a] for a in ((axes,) if isinstance(axes, str) else axes)]))
+
+
+def samples(args, cfg: model.Config, params, exe_forward, say) -> dict:
+    """A greedy, a sampled and a beam-search sample of the prompt, each generated on the
+    devices with a key/value cache (examples/lm/decode.py; the whole loop one program), and
+    the greedy one again without the cache, timed: {kind: text} and the tokens per second."""
+    if cfg.stages or cfg.experts or jax.process_count() > 1:
+        # the cached decoder is the dense, unpipelined model's, fed by one process
+        text = generate_uncached(exe_forward, params, cfg, args.prompt, args.sample)
+        say(f"greedy sample (without a cache: the cached decoder runs the dense model in one process) after "
+            f"{args.steps} steps:")
+        say("[" + args.prompt + "]" + text)
+        return {"greedy": text}
+    mesh, rules = layout_of(cfg, args.layout, args.precision)
+    rows = _rows(mesh, rules)
+    prompt = len(data.encode(args.prompt))
+    max_len = min(cfg.length, prompt + args.sample)
+    count = max_len - prompt
+    kinds = {"greedy": {}, "sampled": {"temperature": args.temperature, "top_k": args.sample_top_k},
+             "beam": {"beam": args.beam, "length_penalty": 0.6}}
+    out, speed = {}, {}
+    for kind, options in kinds.items():
+        generator = decode_generator(cfg, args.layout, args.precision, rows, max_len, tuple(sorted(options.items())))
+        seed = cfg.seed if kind == "sampled" else None
+        generator(params, [args.prompt], seed=seed)  # the first call compiles and warms up
+        began = time.perf_counter()
+        tokens = generator(params, [args.prompt], seed=seed)
+        elapsed = time.perf_counter() - began
+        tokens = tokens[0] if kind == "beam" else tokens
+        out[kind] = data.decode(decode.continuation(tokens, [args.prompt]))
+        speed[kind] = count / elapsed
+    began = time.perf_counter()
+    uncached = generate_uncached(exe_forward, params, cfg, args.prompt, count)
+    speed["greedy, no cache"] = count / (time.perf_counter() - began)
+    shown = f"{count} characters" + (f" (--sample {args.sample} capped by --length {cfg.length})"
+                                      if count < args.sample else "")
+    say(f"samples after {args.steps} steps, {shown} (the prompt in [brackets]):")
+    say(f"  greedy sample:  [{args.prompt}]{out['greedy']}")
+    say(f"  sampled (temperature {args.temperature:g}, top-{args.sample_top_k}, seed {cfg.seed}):  "
+        f"[{args.prompt}]{out['sampled']}")
+    say(f"  beam search (width {args.beam}, length penalty 0.6):  [{args.prompt}]{out['beam']}")
+    say(f"  decoding speed, characters per second of one sample: {speed['greedy']:,.0f} greedy with the cache, "
+        f"{speed['greedy, no cache']:,.0f} without it ({speed['greedy'] / speed['greedy, no cache']:.1f}x); "
+        f"sampled {speed['sampled']:,.0f}, beam {speed['beam']:,.0f}")
+    if uncached != out["greedy"]:
+        say("  (the greedy sample without the cache differs: " + repr(uncached) + ")")
+    return {**out, "tokens_per_s": speed}
+
+
+@functools.lru_cache(maxsize=None)
+def decode_generator(cfg: model.Config, layout: str, precision: str, rows: int, max_len: int, options: tuple):
+    mesh, rules = layout_of(cfg, layout, precision)
+    return decode.compile_generator(cfg, mesh, rules, rows, max_len, **dict(options))
 
 
 # ------------------------------------------------------------------------------------------
@@ -507,10 +585,8 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
             say(f"loss curve: {result['png']}")
 
     if args.sample and exe_forward is not None:
-        sample = generate(exe_forward, params, cfg, args.prompt, args.sample)
-        result["sample"] = sample
-        say(f"greedy sample after {len(train_loss)} steps (the prompt in [brackets]):")
-        say("[" + args.prompt + "]" + sample)
+        result["samples"] = samples(args, cfg, params, exe_forward, say)
+        result["sample"] = result["samples"]["greedy"]
     if args.summary_json:
         with open(args.summary_json, "w") as f:
             json.dump({k: result[k] for k in ("train_loss", "val_loss", "tokens_per_s", "small_corpus_val_loss",

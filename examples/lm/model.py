@@ -93,7 +93,7 @@ class Config:
             raise ValueError(f"--experts must not be negative (0: a dense model), got {self.experts}")
         if self.experts:
             if not 1 <= self.top_k <= self.experts:
-                raise ValueError(f"--top-k must be between 1 and --experts {self.experts}, got {self.top_k}")
+                raise ValueError(f"--experts-per-token must be between 1 and --experts {self.experts}, got {self.top_k}")
             for field in ("capacity_factor", "eval_capacity_factor"):
                 if not getattr(self, field) > 0:
                     raise ValueError(f"--{field.replace('_', '-')} must be > 0, got {getattr(self, field)}")

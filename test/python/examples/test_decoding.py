@@ -119,3 +119,36 @@ def test_bad_prompts_are_clear_errors():
             logits = prog.argument("logits", [mi.Dim("vocab", 6)])
             from meshir import layers as L
             L.choose(logits, seed=1, top_k=9)
+
+
+TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "16", "--batch", "8",
+        "--seed", "3", "--eval-every", "0", "--plot", "", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")
+
+
+def test_the_example_prints_a_greedy_a_sampled_and_a_beam_sample(lm, capsys):
+    assert lm.main(TINY + ["--steps", "2", "--sample", "40", "--prompt", "Ret", "--beam", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "samples after 2 steps, 13 characters (--sample 40 capped by --length 16)" in out
+    assert "greedy sample:  [Ret]" in out and "sampled (temperature 0.8, top-20, seed 3):  [Ret]" in out
+    assert "beam search (width 2, length penalty 0.6):  [Ret]" in out
+    assert "greedy with the cache" in out and "without it" in out
+    assert "differs" not in out  # the greedy sample without the cache is the same text
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--beam", "0"], "--beam must be at least 1, got 0"),
+    (["--temperature", "0"], "--temperature must be a finite number > 0, got 0.0"),
+    (["--top-k", "105"], "--top-k must be in [1, 104] (the vocabulary), got 105"),
+    (["--prompt", "x" * 16], "--prompt of 16 characters leaves no room to generate: the key/value cache has "
+                             "--length 16 slots"),
+])
+def test_bad_sampling_flags_are_one_clear_line(lm, capsys, flags, expected):
+    assert lm.main(TINY + ["--steps", "1", "--sample", "5"] + flags) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert expected in err, err

@@ -18,7 +18,7 @@ import meshir.layers as L
 from script_modules import EXAMPLES, load_script
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-import hlo_stats  # noqa: E402
+import hlo_stats
 
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8",
         "--seed", "3", "--experts", "4"]
@@ -119,7 +119,8 @@ def test_dense_configs_and_checkpoints_read_as_before(lm):
 
 
 def test_main_prints_the_all_to_alls_and_the_dropped_fraction(lm, capsys):
-    assert lm.main(TINY + ["--steps", "2", "--eval-every", "2", "--sample", "3", "--plot", "", "--no-progress"]) == 0
+    assert lm.main(TINY + ["--steps", "2", "--eval-every", "2", "--sample", "3", "--prompt", "Ret", "--plot", "",
+                          "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "mixture of experts in layer 0: 4 experts, top-2 gating" in out
     assert "all_to_all src_dim=batch_unsplit, dst_dim=experts" in out
@@ -129,8 +130,8 @@ def test_main_prints_the_all_to_alls_and_the_dropped_fraction(lm, capsys):
 
 @pytest.mark.parametrize("flags, expected", [
     (["--layout", "model-parallel"], "--experts needs --layout 2d, data-parallel, single, not model-parallel"),
-    (["--top-k", "5"], "--top-k must be between 1 and --experts 4, got 5"),
-    (["--top-k", "0"], "--top-k must be between 1 and --experts 4, got 0"),
+    (["--experts-per-token", "5"], "--experts-per-token must be between 1 and --experts 4, got 5"),
+    (["--experts-per-token", "0"], "--experts-per-token must be between 1 and --experts 4, got 0"),
     (["--capacity-factor", "0"], "--capacity-factor must be > 0, got 0.0"),
     (["--eval-capacity-factor", "-1"], "--eval-capacity-factor must be > 0, got -1.0"),
     (["--aux-loss-weight", "-0.1"], "--aux-loss-weight must not be negative, got -0.1"),

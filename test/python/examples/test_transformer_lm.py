@@ -200,7 +200,7 @@ def test_data_pipeline_is_deterministic_and_names_its_source(lm):
 
 def test_main_runs_end_to_end(lm, tmp_path, capsys):
     png = tmp_path / "curve.png"
-    argv = TINY + ["--steps", "2", "--eval-every", "1", "--sample", "5", "--plot", str(png),
+    argv = TINY + ["--steps", "2", "--eval-every", "1", "--sample", "5", "--prompt", "Ret", "--plot", str(png),
                    "--checkpoint", str(tmp_path / "ckpt"), "--no-progress"]
     assert lm.main(argv) == 0
     out = capsys.readouterr().out
