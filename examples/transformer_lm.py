@@ -388,6 +388,11 @@ def samples(args, cfg: model.Config, params, exe_forward, say) -> dict:
         tokens = tokens[0] if kind == "beam" else tokens
         out[kind] = data.decode(decode.continuation(tokens, [args.prompt]))
         speed[kind] = count / elapsed
+    step = decode_step(cfg, args.layout, args.precision, rows, max_len)
+    decode.greedy_per_token(step, cfg, params, [args.prompt], rows, max_len)  # compiles and warms up
+    began = time.perf_counter()
+    decode.greedy_per_token(step, cfg, params, [args.prompt], rows, max_len)
+    speed["greedy, per-token calls"] = count / (time.perf_counter() - began)
     began = time.perf_counter()
     uncached = generate_uncached(exe_forward, params, cfg, args.prompt, count)
     speed["greedy, no cache"] = count / (time.perf_counter() - began)
@@ -398,12 +403,19 @@ def samples(args, cfg: model.Config, params, exe_forward, say) -> dict:
     say(f"  sampled (temperature {args.temperature:g}, top-{args.sample_top_k}, seed {cfg.seed}):  "
         f"[{args.prompt}]{out['sampled']}")
     say(f"  beam search (width {args.beam}, length penalty 0.6):  [{args.prompt}]{out['beam']}")
-    say(f"  decoding speed, characters per second of one sample: {speed['greedy']:,.0f} greedy with the cache, "
+    say(f"  decoding speed, characters per second of one sample: {speed['greedy']:,.0f} greedy with the cache "
+        f"(the loop on the devices), {speed['greedy, per-token calls']:,.0f} with it by one call per character, "
         f"{speed['greedy, no cache']:,.0f} without it ({speed['greedy'] / speed['greedy, no cache']:.1f}x); "
         f"sampled {speed['sampled']:,.0f}, beam {speed['beam']:,.0f}")
     if uncached != out["greedy"]:
         say("  (the greedy sample without the cache differs: " + repr(uncached) + ")")
     return {**out, "tokens_per_s": speed}
+
+
+@functools.lru_cache(maxsize=None)
+def decode_step(cfg: model.Config, layout: str, precision: str, rows: int, max_len: int):
+    mesh, rules = layout_of(cfg, layout, precision)
+    return mi.compile(decode.step_program(cfg, mesh, rows, max_len), layout=rules, donate=decode.step_donated(cfg))
 
 
 @functools.lru_cache(maxsize=None)

@@ -170,6 +170,55 @@ def program(cfg: model.Config, mesh: mi.Mesh, rows: int, max_len: int, *, beam: 
     return prog
 
 
+def step_program(cfg: model.Config, mesh: mi.Mesh, rows: int, max_len: int) -> mi.Program:
+    """One decoding step as its own program, for a loop on the host (the per-token call the
+    on-device loop of `program` is measured against). Arguments: `tokens` [batch] i32 (the
+    token at slot `position`), `position` (0-d i32), `pads` [batch] i32, the caches
+    `cache_k_<i>`, `cache_v_<i>` [batch, heads, memory_length, d_k] of each layer, the
+    parameters. Results: `logits` [batch, vocab] of the next token and the caches with this
+    token's keys and values written at `position`: compiled with the caches donated
+    (STEP_DONATED), they are updated in place, no copy per token."""
+    d = model.Dims(cfg)
+    batch, mem = mi.Dim("batch", rows), mi.Dim("memory_length", max_len)
+    with mi.Program("decode_step", mesh) as prog:
+        tokens = prog.argument("tokens", [batch], "i32")
+        position = prog.argument("position", [], "i32")
+        pads = prog.argument("pads", [batch], "i32")
+        caches = [tuple(prog.argument(f"cache_{kv}_{i}", L.cache_dims([batch], d.heads, mem, d.d_k)) for kv in "kv")
+                  for i in range(cfg.layers)]
+        p = {name: prog.argument(name, dims) for name, dims in model.param_dims(cfg).items()}
+        valid = mi.greater_equal(mi.iota([batch, mem], "memory_length"), pads)
+        logits, caches = _logits(cfg, p, tokens, mi.maximum(position - pads, 0), caches, position, valid)
+        prog.result(logits, name="logits")
+        for i, (k, v) in enumerate(caches):
+            prog.result(k, name=f"cache_k_{i}")
+            prog.result(v, name=f"cache_v_{i}")
+    return prog
+
+
+def step_donated(cfg: model.Config) -> list[str]:
+    """The step program's cache arguments (donated: updated in place)."""
+    return [f"cache_{kv}_{i}" for i in range(cfg.layers) for kv in "kv"]
+
+
+def greedy_per_token(exe, cfg: model.Config, params: dict, prompts, rows: int, max_len: int) -> np.ndarray:
+    """Greedy decoding by calling the compiled step program once per token from the host
+    (argmax on the host), the caches donated from each call to the next: what `program`'s
+    on-device loop replaces. Returns the tokens [rows, max_len] as `program` does (without
+    an end token)."""
+    prompt, pads, length = prompts_array(cfg, prompts, max_len, rows)
+    d = model.Dims(cfg)
+    shape = (rows, d.heads.size, max_len, d.d_k.size)
+    caches = {name: np.zeros(shape, np.float32) for name in step_donated(cfg)}
+    tokens = prompt.copy()
+    for t in range(max_len - 1):
+        out = exe(tokens=tokens[:, t], position=np.int32(t), pads=pads, **caches, **params)
+        caches = {name: getattr(out, name) for name in caches}
+        if t + 1 >= length:
+            tokens[:, t + 1] = np.asarray(out.logits).argmax(-1)
+    return tokens
+
+
 def _beam_step(logits, scores, lengths, buffer, done, caches, inside, given, end_token, width):
     """One step of beam search inside the loop: the expanded hypotheses, the best `width`
     kept and everything per hypothesis reordered after its parent. Inside the prompt the

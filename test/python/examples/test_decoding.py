@@ -152,3 +152,18 @@ def test_bad_sampling_flags_are_one_clear_line(lm, capsys, flags, expected):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert expected in err, err
+
+
+def test_the_step_program_updates_its_donated_cache_in_place_and_decodes_greedily(params):
+    """One call per token from the host, the caches donated from call to call: the same
+    tokens as the on-device loop and the reference; each call consumes its input caches."""
+    mesh, rules = model.layout("2d")
+    exe = mi.compile(decode.step_program(CFG, mesh, 8, 12), layout=rules, donate=decode.step_donated(CFG))
+    np.testing.assert_array_equal(decode.greedy_per_token(exe, CFG, params, PROMPTS, 8, 12),
+                                  R.greedy(params, CFG, PROMPTS, 12))
+    prompt, pads, _ = decode.prompts_array(CFG, PROMPTS, 12, 8)
+    first = exe(tokens=prompt[:, 0], position=np.int32(0), pads=pads, **params,
+                **{n: np.zeros((8, 4, 12, 4), np.float32) for n in decode.step_donated(CFG)})
+    caches = {n: getattr(first, n) for n in decode.step_donated(CFG)}
+    exe(tokens=prompt[:, 1], position=np.int32(1), pads=pads, **params, **caches)
+    assert all(c.is_deleted() for c in caches.values())  # donated: the next call wrote into them
