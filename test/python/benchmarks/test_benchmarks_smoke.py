@@ -266,3 +266,20 @@ def test_moe_quick_run_agrees_with_jax_and_counts_the_all_to_alls(tmp_path):
     assert two_d["collectives"]["meshir"]["all_to_all"]["equal_to_analytic"] == 2
     assert rec["layouts"]["data_parallel"]["collectives"]["meshir"]["all_to_all"]["equal_to_analytic"] == 4
     assert "| data_parallel | meshir | 4 |" in (tmp_path / "moe.md").read_text()
+
+
+def test_pipeline_quick_run_costs_the_bubble_and_reproduces_the_loss(tmp_path):
+    pipeline = load("pipeline")
+    assert pipeline.main(["--quick", "--out", str(tmp_path)]) == 0  # asserts the FLOPs ratios and the losses
+    rec = json.loads((tmp_path / "pipeline.json").read_text())
+    P = rec["stages"]
+    assert rec["size"] == "quick" and [row["M"] for row in rec["flops"]] == rec["microbatches"] == [1, 2]
+    for row in rec["flops"]:  # the layers alone: exactly (M+P-1)/M the stacked data-parallel model's FLOPs
+        M = row["M"]
+        assert row["pipe_loops"] * M == rec["variants"]["dp-stage stacked"]["loop_dot_flops"] * (M + P - 1)
+        assert row["loops_ratio_dp-stage stacked"] == pytest.approx((M + P - 1) / M, rel=1e-12)
+        stage = rec["variants"][f"pipe M={M}"]["stage"]
+        assert stage["permutes"]["count"] == 2 * (M + P - 2) and stage["permutes"]["bytes_per_device"] > 0
+    assert max(r["rel_diff"] for r in rec["losses"].values()) <= 1e-5 and len(rec["losses"]) == 4
+    text = (tmp_path / "pipeline.md").read_text()
+    assert "collective permutes" in text and "**Permutes**: 2(M+P-2) at every M" in text
