@@ -187,6 +187,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     return build_parser(size).parse_args(argv)
 
 
+def check_sampling(args, cfg: model.Config) -> None:
+    """The sampling flags (checked before training, when there will be samples)."""
+    if not args.sample:
+        return
+    if args.beam < 1:
+        raise UsageError(f"--beam must be at least 1, got {args.beam}")
+    if not 0 < args.temperature < float("inf"):
+        raise UsageError(f"--temperature must be a finite number > 0, got {args.temperature}")
+    if not 1 <= args.sample_top_k <= cfg.vocab:
+        raise UsageError(f"--top-k must be in [1, {cfg.vocab}] (the vocabulary), got {args.sample_top_k}")
+    cached = not (cfg.stages or cfg.experts or jax.process_count() > 1)  # samples() decodes these without a cache
+    if cached and len(data.encode(args.prompt)) >= cfg.length:
+        raise UsageError(f"--prompt of {len(data.encode(args.prompt))} characters leaves no room to generate: the "
+                         f"key/value cache has --length {cfg.length} slots")
+
+
 def config_of(args) -> model.Config:
     cfg = model.Config(layers=args.layers, d_model=args.d_model, heads=args.heads, d_ff=args.d_ff,
                        length=args.length, batch=args.batch, vocab=data.VOCAB_SIZE, optimizer=args.optimizer,
@@ -206,16 +222,6 @@ def config_of(args) -> model.Config:
         raise UsageError("--eval-every and --sample must not be negative")
     if args.sample and not args.prompt:
         raise UsageError("--prompt must not be empty (or use --sample 0)")
-    if args.sample:
-        if args.beam < 1:
-            raise UsageError(f"--beam must be at least 1, got {args.beam}")
-        if not 0 < args.temperature < float("inf"):
-            raise UsageError(f"--temperature must be a finite number > 0, got {args.temperature}")
-        if not 1 <= args.sample_top_k <= cfg.vocab:
-            raise UsageError(f"--top-k must be in [1, {cfg.vocab}] (the vocabulary), got {args.sample_top_k}")
-        if len(data.encode(args.prompt)) >= cfg.length:
-            raise UsageError(f"--prompt of {len(data.encode(args.prompt))} characters leaves no room to generate: "
-                             f"the key/value cache has --length {cfg.length} slots")
     if cfg.stages and args.layout == "auto":
         raise UsageError("--stages needs a named --layout (2d, data-parallel, model-parallel, single), not auto")
     if cfg.experts and args.layout not in model.MOE_RULES:
@@ -434,6 +440,7 @@ def run(argv=None, out=None) -> dict:
     out = out or sys.stdout
     args = parse_args(argv)
     cfg = config_of(args)
+    check_sampling(args, cfg)
     if jax.process_index() != 0:  # several processes: process 0 reports, the others only compute
         out, args.no_progress, args.plot, args.summary_json = open(os.devnull, "w"), True, "", None
 
