@@ -48,8 +48,9 @@ def test_an_end_token_ends_each_row_and_the_loop(params):
     assert (tokens[:, -1] == 5).all()  # every row ended, and the slots after the loop's last are end tokens
 
 
-def test_beam_search_of_width_one_is_greedy(params):
-    mesh, rules = model.layout("data-parallel")
+@pytest.mark.parametrize("layout", ["2d", "data-parallel"])
+def test_beam_search_of_width_one_is_greedy(params, layout):
+    mesh, rules = model.layout(layout)
     tokens, scores = decode.compile_generator(CFG, mesh, rules, rows=8, max_len=12, beam=1)(params, PROMPTS)
     np.testing.assert_array_equal(tokens, R.greedy(params, CFG, PROMPTS, 12))
     for row in (0, 2):
