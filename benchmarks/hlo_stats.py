@@ -179,32 +179,40 @@ def _operand_bytes_from_result(kind: str, result_bytes: int, n: int) -> int:
     return result_bytes
 
 
-def parse_collectives(hlo_text: str) -> list[HloCollective]:
-    """Every collective instruction of every computation of the HLO module(s) in `hlo_text`."""
-    found = []
-    partitions = 1
-    computation, shapes = "", {}
+def _instructions(hlo_text: str):
+    """(partitions, computation, shapes, name, shape, opcode, rest) of every instruction of
+    the HLO module(s) in `hlo_text`, in order: `partitions` the module's num_partitions,
+    `shapes` the shapes by name of the computation's parameters and instructions so far
+    (an instruction's operands are named, not shaped, in compiled HLO)."""
+    partitions, computation, shapes = 1, "", {}
     for line in hlo_text.splitlines():
         m = _NUM_PARTITIONS.search(line)
         if line.startswith("HloModule") and m:
             partitions = int(m.group(1))
         m = _COMPUTATION.match(line)
         if m and "=" not in line.split("(")[0]:
-            computation, shapes = m.group(1), {}
-            for pname, pshape in _PARAM.findall(m.group(2)):
-                shapes[pname] = pshape
+            computation, shapes = m.group(1), dict(_PARAM.findall(m.group(2)))
             continue
         m = _INSTR.match(line)
-        if not m:
-            continue
-        name, shape, opcode, rest = m.groups()
-        shapes[name] = shape
+        if m:
+            name, shape, opcode, rest = m.groups()
+            shapes[name] = shape
+            yield partitions, computation, shapes, name, shape, opcode, rest
+
+
+def _operand_names(operands: list[str]) -> list[str]:
+    return [o.split()[-1].lstrip("%") for o in operands]
+
+
+def parse_collectives(hlo_text: str) -> list[HloCollective]:
+    """Every collective instruction of every computation of the HLO module(s) in `hlo_text`."""
+    found = []
+    for partitions, computation, shapes, name, shape, opcode, rest in _instructions(hlo_text):
         kind = opcode[:-len("-start")] if opcode.endswith("-start") else opcode
         if kind not in KINDS:
             continue
         operands, attrs = _operands_and_attrs(rest)
-        operand_names = [o.split()[-1].lstrip("%") for o in operands]
-        operand_shapes = [shapes.get(o, "") for o in operand_names]
+        operand_shapes = [shapes.get(o, "") for o in _operand_names(operands)]
         result_bytes = shape_bytes(shape)
         if opcode.endswith("-start") and shape.startswith("("):
             # async start: the result tuple holds (operands..., results..., contexts); use operands
@@ -304,25 +312,15 @@ def dot_flops(hlo_text: str) -> int | None:
     once); None when some loop's trip count is unknown. Operand shapes are looked up by name
     in the dot's computation (its instructions and parameters)."""
     repeats = computation_repeats(hlo_text)
-    total, computation, shapes = 0, "", {}
-    for line in hlo_text.splitlines():
-        m = _COMPUTATION.match(line)
-        if m and "=" not in line.split("(")[0]:
-            computation = m.group(1)
-            shapes = {name: shape for name, shape in _PARAM.findall(m.group(2))}
-            continue
-        m = _INSTR.match(line)
-        if not m:
-            continue
-        name, shape, opcode, rest = m.groups()
-        shapes[name] = shape
+    total = 0
+    for _, computation, shapes, _, shape, opcode, rest in _instructions(hlo_text):
         if opcode != "dot":
             continue
         operands, attrs = _operands_and_attrs(rest)
-        lhs = shapes.get(operands[0].split()[-1].lstrip("%")) if operands else None
+        lhs = shapes.get(_operand_names(operands)[0]) if operands else None
         contracting = _DOT_DIMS.search(attrs)
         if lhs is None or contracting is None:
-            raise ValueError(f"dot_flops: cannot read the operands of {line.strip()[:160]}")
+            raise ValueError(f"dot_flops: cannot read the operands of {shape} dot({rest[:120]}")
         lhs_dims = [int(d) for d in _ARRAY.search(lhs).group(2).split(",") if d]
         out_dims = [int(d) for d in _ARRAY.search(shape).group(2).split(",") if d]
         k = math.prod(lhs_dims[int(i)] for i in contracting.group(1).split(",") if i)
