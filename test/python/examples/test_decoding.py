@@ -9,11 +9,15 @@ import numpy as np
 import pytest
 
 import meshir as mi
+from meshir import layers as L
 import lm_reference as R
+import script_modules
 from script_modules import EXAMPLES, load_script
 
 load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")  # puts examples/ on the path
 from lm import decode, model  # noqa: E402
+
+lm = script_modules.lm  # a fixture
 
 CFG = model.Config(layers=2, d_model=16, heads=4, d_ff=32, length=16, batch=8, vocab=6)
 PROMPTS = [[1, 4, 2], [0], [5, 5, 1, 3], [2, 2], [3], [1, 1, 1], [4, 0], [2]]
@@ -118,17 +122,11 @@ def test_bad_prompts_are_clear_errors():
     with pytest.raises(mi.MeshIRError, match=r"top_k must be an int in \[1, 6\].*got 9"):
         with mi.Program("p", mi.Mesh({"x": 1})) as prog:
             logits = prog.argument("logits", [mi.Dim("vocab", 6)])
-            from meshir import layers as L
             L.choose(logits, seed=1, top_k=9)
 
 
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "16", "--batch", "8",
         "--seed", "3", "--eval-every", "0", "--plot", "", "--no-progress"]
-
-
-@pytest.fixture(scope="module")
-def lm():
-    return load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")
 
 
 def test_the_example_prints_a_greedy_a_sampled_and_a_beam_sample(lm, capsys):

@@ -15,19 +15,15 @@ import pytest
 
 import meshir as mi
 import meshir.layers as L
-from script_modules import EXAMPLES, load_script
+import script_modules
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import hlo_stats
 
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8",
         "--seed", "3", "--experts", "4"]
-QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
-
-
-@pytest.fixture(scope="module")
-def lm():
-    return load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")
+QUIET = script_modules.LM_QUIET
+lm = script_modules.lm  # a fixture
 
 
 def run(lm, *flags):

@@ -9,16 +9,12 @@ import numpy as np
 import pytest
 
 import meshir as mi
-from script_modules import EXAMPLES, load_script
+import script_modules
 
 TINY = ["--layers", "2", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8",
         "--seed", "3"]
-QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
-
-
-@pytest.fixture(scope="module")
-def lm():
-    return load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")
+QUIET = script_modules.LM_QUIET
+lm = script_modules.lm  # a fixture
 
 
 def run(lm, *flags):

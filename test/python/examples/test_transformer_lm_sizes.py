@@ -11,15 +11,12 @@ import numpy as np
 import pytest
 
 import meshir as mi
+import script_modules
 from script_modules import ROOT, load_script
 
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8"]
-QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
-
-
-@pytest.fixture(scope="module")
-def lm():
-    return load_script(ROOT / "examples" / "transformer_lm.py", "transformer_lm")
+QUIET = script_modules.LM_QUIET
+lm = script_modules.lm  # a fixture
 
 
 def n_params(lm, cfg) -> int:

@@ -3,6 +3,8 @@ import importlib.util
 import pathlib
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 BENCHMARKS = ROOT / "benchmarks"
 EXAMPLES = ROOT / "examples"
@@ -27,3 +29,14 @@ def load_benchmark(name: str):
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+#: The LM example's flags that leave only training: no progress bar, evaluation, samples or plot.
+LM_QUIET = ["--no-progress", "--eval-every", "0", "--sample", "0", "--plot", ""]
+
+
+@pytest.fixture(scope="module")
+def lm():
+    """examples/transformer_lm.py as the module `transformer_lm` (with examples/ on sys.path,
+    so `from lm import ...` works after it), once per test module."""
+    return load_script(EXAMPLES / "transformer_lm.py", "transformer_lm")
