@@ -64,13 +64,8 @@ def measure(reps: int) -> dict:
     forward = mi.compile(model.build(cfg, mesh, with_logits=True), layout={})
 
     def uncached():
-        ids = list(data.encode(PROMPT))
-        for _ in range(count):
-            tokens = np.zeros((cfg.batch, cfg.length), np.int32)
-            tokens[:, :len(ids)] = ids
-            logits = np.asarray(forward(tokens=tokens, targets=tokens, **params)[1])
-            ids.append(int(logits[0, len(ids) - 1].argmax()))
-        return data.decode(ids[prompt:])
+        return decode.greedy_without_cache(
+            lambda tokens: np.asarray(forward(tokens=tokens, targets=tokens, **params)[1]), cfg, PROMPT, count)
 
     texts["greedy, no cache"], seconds = _timed(uncached, max(1, reps // 2))
     speeds["greedy, no cache"] = count / seconds

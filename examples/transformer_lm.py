@@ -343,20 +343,14 @@ def validation_loss(exe_forward, params, corpus, cfg: model.Config, dropped: lis
 
 
 def generate_uncached(exe_forward, params, cfg: model.Config, prompt: str, count: int) -> str:
-    """Greedy decoding with the forward program, without a cache: the last `length`
-    characters are the context; the next character is the most likely one at the context's
-    last position. One full forward pass per character, on the host's loop (the cost of
-    each new character grows with the text): the baseline of samples()' tokens per second."""
-    ids = list(data.encode(prompt))
+    """decode.greedy_without_cache with the forward program, each process feeding its rows."""
     targets = np.zeros((cfg.batch, cfg.length), np.int32)
-    for _ in range(count):
-        window = ids[-cfg.length:]
-        tokens = np.zeros((cfg.batch, cfg.length), np.int32)
-        tokens[:, :len(window)] = window
+
+    def logits_of_text(tokens):
         logits = exe_forward(**feed(exe_forward, {"tokens": tokens, "targets": targets}), **params)[1]
-        logits = np.asarray(logits if logits.is_fully_addressable else multihost_utils.process_allgather(logits, tiled=True))
-        ids.append(int(np.argmax(logits[0, len(window) - 1])))
-    return data.decode(ids[len(data.encode(prompt)):])
+        return np.asarray(logits if logits.is_fully_addressable else multihost_utils.process_allgather(logits, tiled=True))
+
+    return decode.greedy_without_cache(logits_of_text, cfg, prompt, count)
 
 
 def _rows(mesh: mi.Mesh, rules: dict) -> int:

@@ -219,6 +219,23 @@ def greedy_per_token(exe, cfg: model.Config, params: dict, prompts, rows: int, m
     return tokens
 
 
+def greedy_without_cache(logits_of_text, cfg: model.Config, prompt: str, count: int) -> str:
+    """Greedy decoding without a cache, the baseline the cached decoders are measured
+    against: the last `length` characters are the context, and `logits_of_text(tokens)`
+    (the forward program over a [batch, length] text, as NumPy [batch, length, vocab])
+    gives the next character, the most likely at the context's last position. One full
+    forward pass per character: the cost of each grows with the text."""
+    from . import data
+
+    ids = list(data.encode(prompt))
+    for _ in range(count):
+        window = ids[-cfg.length:]
+        tokens = np.zeros((cfg.batch, cfg.length), np.int32)
+        tokens[:, :len(window)] = window
+        ids.append(int(np.argmax(logits_of_text(tokens)[0, len(window) - 1])))
+    return data.decode(ids[len(data.encode(prompt)):])
+
+
 def _beam_step(logits, scores, lengths, buffer, done, caches, inside, given, end_token, width):
     """One step of beam search inside the loop: the expanded hypotheses, the best `width`
     kept and everything per hypothesis reordered after its parent. Inside the prompt the
