@@ -67,6 +67,31 @@ def test_one_trace_per_signature(compiles):
     assert repr(scaled) == "<mi.jit of exp_times, 7 compiled signature(s)>"
 
 
+def test_cache_info_counts_traces_as_functools_does(compiles):
+    """A loop over new values of one signature is all hits; each new signature one miss (one
+    trace, counted independently by the fixture); `cache_clear` makes the next call retrace."""
+    scaled = mi.jit(static_argnames=("scale",))(exp_times)
+    assert scaled.cache_info() == (0, 0, 512, 0)
+    x = arr(XV, [B, D])
+    for i in range(4):
+        scaled(x + float(i), 2.0)
+    info = scaled.cache_info()
+    assert info == (3, 1, 512, 1) and compiles.traced == info.misses
+    assert (info.hits, info.misses, info.maxsize, info.currsize) == tuple(info)
+    scaled(x, 3.0)
+    scaled.lower(x, 3.0)  # a lowering is a lookup too
+    assert scaled.cache_info() == (4, 2, 512, 2) and compiles.traced == 2
+    scaled.cache_clear()
+    assert scaled.cache_info() == (0, 0, 512, 0)
+    scaled(x, 2.0)
+    assert scaled.cache_info() == (0, 1, 512, 1) and compiles.traced == 3
+    gradient = mi.grad(mi.jit(loss.fn), wrt="w")  # its own caches
+    w, xs = arr(WV, [D, N]), arr(XV, [B, D])
+    for _ in range(3):
+        gradient(w, xs)
+    assert gradient.cache_info()[:2] == (2, 1) and gradient.cache_info().currsize == 1
+
+
 def test_lower():
     x = arr(XV, [B, D], layout={"b": "x"})
     scaled(x, 2.0)

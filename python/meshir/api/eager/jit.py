@@ -116,6 +116,17 @@ class Traced:
         bound = inspect.BoundArguments(self._signature, dict(zip(names, values)))
         return self.fn(*bound.args, **bound.kwargs)
 
+    def cache_info(self):
+        """`(hits, misses, maxsize, currsize)` as `functools.lru_cache`'s: calls (and `lower`s)
+        that found their signature compiled, those that traced and compiled it, the cache's
+        bound, and the signatures it holds now. A call inside another trace runs inline and
+        counts in neither."""
+        return self._cache.info()
+
+    def cache_clear(self) -> None:
+        """Forgets every compiled signature (the next call traces again) and zeroes the counts."""
+        self._cache.clear()
+
     def __repr__(self) -> str:
         return f"<mi.jit of {self.__name__}, {len(self._cache)} compiled signature(s)>"
 
@@ -199,3 +210,11 @@ class TracedGradient:
             self._cache.put(id(staged), entry)
         exe = entry[0]
         return exe.signature.results(run_on_arrays(exe, flat.arrays, staged.mesh))
+
+    def cache_info(self):
+        """`(hits, misses, maxsize, currsize)` of the compiled gradient programs, one per
+        signature of the traced function (whose own `cache_info()` counts its lowering)."""
+        return self._cache.info()
+
+    def cache_clear(self) -> None:
+        self._cache.clear()

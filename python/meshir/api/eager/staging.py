@@ -86,20 +86,32 @@ def run_on_arrays(executable, arrays, mesh: Mesh) -> list[Array]:
     return [Array._of(r, t, mesh) for r, t in zip(results, executable.signature.result_types)]
 
 
+class CacheInfo(collections.namedtuple("CacheInfo", "hits misses maxsize currsize")):
+    """`functools.lru_cache`'s `cache_info()` fields for a cache of compiled programs:
+    `currsize` counts compiled signatures, `misses` the traces (and compiles) they cost."""
+
+    __slots__ = ()
+
+
 class LRU:
     """A bounded mapping: the least recently used entry goes first. Locked, so threads
     sharing eager dispatch or one traced function cannot race between a lookup's reorder
-    and an eviction (two threads missing at once both compile; the last one's entry stays)."""
+    and an eviction (two threads missing at once both compile; the last one's entry stays).
+    Counts its hits and misses, so a user can check that a loop does not retrace."""
 
     def __init__(self, limit: int = CACHE_LIMIT):
         self.limit = limit
         self._entries: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
+        self._hits = self._misses = 0
 
     def get(self, key):
         with self._lock:
             entry = self._entries.get(key)
-            if entry is not None:
+            if entry is None:
+                self._misses += 1
+            else:
+                self._hits += 1
                 self._entries.move_to_end(key)
             return entry
 
@@ -113,8 +125,14 @@ class LRU:
         return len(self._entries)
 
     def clear(self) -> None:
+        """Drops every entry and zeroes the counters, as `functools`' `cache_clear()`."""
         with self._lock:
             self._entries.clear()
+            self._hits = self._misses = 0
+
+    def info(self) -> CacheInfo:
+        with self._lock:
+            return CacheInfo(self._hits, self._misses, self.limit, len(self._entries))
 
 
 @dataclass(frozen=True)
