@@ -1,6 +1,7 @@
 """Binding and checking the arguments a user passes to a function."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..call_site import without_location
@@ -66,7 +67,10 @@ def convert_input(value, t: TensorType, what: str) -> np.ndarray:
             raise
         raise type(e)(f"{e} ({type(value).__name__} {_short(value)})") from None
     check_values_fit(array, t, what)
-    return array.astype(t.dtype, copy=False)
+    with np.errstate(over="ignore"):  # an overflow is reported below, naming the value
+        converted = array.astype(t.dtype, copy=False)
+    check_floats_fit(array, converted, t, what)
+    return converted
 
 
 def check_values_fit(array: np.ndarray, t: TensorType, what: str) -> None:
@@ -79,6 +83,34 @@ def check_values_fit(array: np.ndarray, t: TensorType, what: str) -> None:
             raise MeshIRValueError(
                 f"{what}: values in [{low}, {high}] do not fit element type {t.element_type}"
             )
+
+
+def check_floats_fit(array: np.ndarray, converted: np.ndarray, t: TensorType, what: str) -> None:
+    """A MeshIRValueError naming `what` and the first value when a finite number became an
+    infinity in `t`'s float type (1e40 into f32, 70000 into f16): a silent inf is a wrong
+    answer. Infinities and NaNs pass through; underflow to zero or a subnormal is rounding."""
+    if _kind(t.dtype) != "f" or converted.dtype == array.dtype or not array.size:
+        return
+    overflowed = np.isinf(converted) & ~np.isinf(array)
+    if is_float(array.dtype):
+        overflowed &= ~np.isnan(array)
+    if overflowed.any():
+        where = tuple(int(i) for i in np.argwhere(overflowed)[0])
+        count = int(overflowed.sum())
+        largest = float(_finfo(t.dtype).max)
+        raise MeshIRValueError(
+            f"{what}: value {array[where].item()!r}{f' at index {where}' if where else ''} does not fit element "
+            f"type {t.element_type} (largest finite value {largest:.8g}; {count} value{'s' if count > 1 else ''} "
+            "would become inf); scale it, or give the argument a wider element type"
+        )
+
+
+def _finfo(dtype: np.dtype):
+    """np.finfo, or ml_dtypes' for the floats NumPy does not know (bf16)."""
+    try:
+        return np.finfo(dtype)
+    except ValueError:
+        return ml_dtypes.finfo(dtype)
 
 
 def _short(value) -> str:

@@ -1,6 +1,8 @@
 """What an Executable accepts as arguments, how it places them, and how it refuses bad ones."""
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -118,6 +120,35 @@ def test_wrong_dtype_kinds_for_integer_and_bool_arguments():
     text, sig = elementwise(Mesh({"x": 2}), "i1", "and")
     with pytest.raises(MeshIRError, match=r"expected element type i1 \(bool\), got int"):
         Executable(text, Mesh({"x": 2}), sig)(np.zeros(8, np.int32), np.zeros(8, bool))
+
+
+@pytest.mark.parametrize("elem, largest", [("f32", "3.4028235e\\+38"), ("bf16", "3.3895314e\\+38"),
+                                            ("f16", "65504")])
+def test_floats_that_do_not_fit_are_refused_not_made_inf(elem, largest):
+    """A finite value too large for the argument's float type would silently become inf: it is
+    a MeshIRValueError naming the argument, the value and its index. Infinities and NaNs pass
+    through; underflow to zero is rounding, allowed. Reference: NumPy's own conversion."""
+    import ml_dtypes
+
+    dtype = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}[elem]
+    mesh = Mesh({"x": 2})
+    text, sig = elementwise(mesh, elem)
+    add = Executable(text, mesh, sig)
+    zeros = np.zeros(8, dtype)
+    huge = {"f32": 1e40, "bf16": 1e39, "f16": 1e5}[elem]
+    with pytest.raises(MeshIRError, match=rf"argument 'a' of @f: value {re.escape(repr(huge))} at index \(3,\) does not fit element "
+                                          rf"type {elem} \(largest finite value {largest}; 2 values would become inf\)"):
+        add(np.array([0, 1, 2, huge, 0, -huge, 0, 0]), zeros)
+    if elem == "f16":  # an integer too large for the float type
+        with pytest.raises(MeshIRError, match=r"argument 'b' of @f: value 100000 at index \(0,\) does not fit"):
+            add(zeros, np.array([100000] + [0] * 7))
+    passing = np.array([np.inf, -np.inf, np.nan, 1e-50, -1e-50, 1.5, -2.0, 0.0])  # float64
+    got = np.asarray(add(passing, zeros)).astype(np.float64)
+    np.testing.assert_array_equal(got, passing.astype(dtype).astype(np.float64))
+    assert np.isnan(got[2]) and got[3] == 0.0 and np.isinf(got[:2]).all()
+    if elem != "f32":  # a jax.Array of another float type goes through the same check
+        with pytest.raises(MeshIRError, match=r"argument 'a' of @f: value .* does not fit element type"):
+            add(jax.numpy.full(8, 3.4e38, np.float32), zeros)
 
 
 def test_traced_values_are_checked_as_concrete_ones(matmul, inputs):
