@@ -85,7 +85,7 @@ def propagate_function(fn, mesh, extra_rules: LayoutRules | None = None, model: 
     rules = LayoutRules.from_attribute(fn).merged(extra_rules)
     check_shard_conflicts(values)
     rules_of_ops = [r for op in values.ops for r in op_rules(op, values)]
-    solver = solve_by_cost(values, rules_of_ops, mesh.shape, fixed_dims(values), rule_seeds(values, rules, mesh), model)
+    solver = solve_by_cost(values, rules_of_ops, mesh.shape, fixed_dims(values), rule_seeds(values, rules, mesh, extra_rules), model)
     with fn.context:
         inserted = rewrite_function(fn, values, rules_of_ops, solver, mesh)
         hoist_invariant_reshards(fn)

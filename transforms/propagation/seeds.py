@@ -37,12 +37,14 @@ def fixed_dims(values: FunctionValues) -> list[Seed]:
     return seeds
 
 
-def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
+def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh, given: LayoutRules | None = None) -> list[Seed]:
     """Rules applied to every free dim of their name. A rule set that splits two dims of
     one value over one axis, or a split that does not divide, is the user's error; except
     that a split not dividing a dim whose layout is written (a program argument staged from
-    an mi.Array, say) is no error: the rule does not lay that dim out."""
-    seeds, diags = [], []
+    an mi.Array, say) is no error: the rule does not lay that dim out. The error is at the
+    value that met the rules; `given`, rules with an `origin` (the user's `mi.compile` line),
+    adds a note there when one of its rules is involved, so both lines are named."""
+    seeds, diags, involved = [], [], []
     for info in values.values:
         owners: dict[str, str] = {}
         pieces = info.owner.piece_dims() if isinstance(info.owner, MtfOp) else ()
@@ -57,16 +59,30 @@ def rule_seeds(values: FunctionValues, rules: LayoutRules, mesh) -> list[Seed]:
                 if a in owners:
                     diags.append(Diagnostic(info.location, f"layout rules split both '{owners[a]}' and '{d.name}' of "
                                             f"{info.type} over mesh axis '{a}'"))
+                    involved += [owners[a], d.name]
                 owners[a] = d.name
             if d.size % split:
+                involved.append(d.name)
                 diags.append(Diagnostic(info.location, f"layout rule {d.name}:{format_axes(axes)} does not divide "
                                         f"dimension '{d.name}' of size {d.size} (mesh axes {format_axes(axes)} have "
                                         f"{split} devices) in {info.type}"))
             if d.axes is None:
                 seeds.append(Seed(info.index, d.name, axes, RULE))
     if diags:
-        raise MeshIRError("\n".join(str(d) for d in _first_of_each(diags)), diags)
+        shown = _first_of_each(diags) + _given_here(given, involved)
+        raise MeshIRError("\n".join(str(d) for d in shown), diags)
     return seeds
+
+
+def _given_here(given: LayoutRules | None, involved: list[str]) -> list[Diagnostic]:
+    """A note at the line that gave the rules, naming those of them the errors involve."""
+    if given is None or given.origin is None:
+        return []
+    named = [n for n in dict.fromkeys(involved) if n in given]
+    if not named:
+        return []
+    text = ", ".join(str(LayoutRules(((n, given[n]),))) for n in named)
+    return [Diagnostic(given.origin, f"layout rule{'s' if len(named) > 1 else ''} {text} given here", "note")]
 
 
 def _first_of_each(diags: list[Diagnostic]) -> list[Diagnostic]:

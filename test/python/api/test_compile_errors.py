@@ -267,6 +267,29 @@ def test_rule_error_on_an_argument_starts_at_the_arguments_line(six):
     assert message.startswith(f"{__file__}:{line}:"), message
 
 
+def test_rule_clash_names_the_value_and_the_compile_line_that_gave_the_rules():
+    """The error is at the einsum that met the clashing rules; a note names the user's
+    mi.compile line and the rules of it involved (not the rules the program already had)."""
+    with mi.Program("clash", MESH, layout={"n": "y"}) as prog:
+        x, w = prog.argument("x", [BATCH, D]), prog.argument("w", [D, N])
+        einsum_line = inspect.currentframe().f_lineno + 1
+        prog.result(mi.einsum(x, w, output=["batch", "n"]), name="y")
+    compile_line = inspect.currentframe().f_lineno + 1
+    message = raises(lambda: mi.compile(prog, layout={"batch": "y", "d": "x"}), "split both 'batch' and 'n'")
+    lines = message.splitlines()
+    assert lines[0].startswith(f"{__file__}:{einsum_line}:"), message
+    assert lines[-1].startswith(f"{__file__}:{compile_line}:") and lines[-1].endswith(
+        ": note: layout rule batch:y given here"), message
+    message = raises(lambda: mi.compile(six_like(), layout={"batch": "x"}), "does not divide")
+    assert message.splitlines()[-1].endswith("note: layout rule batch:x given here"), message
+
+
+def six_like():
+    with mi.Program("six", mi.Mesh({"x": 4})) as prog:
+        prog.result(mi.exp(prog.argument("a", [mi.Dim("batch", 6), D])), name="r")
+    return prog
+
+
 def test_rule_error_does_not_start_with_an_unknown_location(six):
     message = raises(lambda: mi.compile(six[0], layout={"batch": "z"}, strict=True), "unknown mesh axis 'z'")
     assert not message.startswith("loc(unknown)"), message
