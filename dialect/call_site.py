@@ -8,6 +8,7 @@ API boundary, the MeshIRErrors that shared code (used by `meshir-opt` too) raise
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 import warnings
@@ -20,14 +21,29 @@ _LOCATED = re.compile(r"^[^\n]+?:\d+:\d+: (error|warning|note|remark): ")
 _UNLOCATED = re.compile(r"^(<unknown>|loc\(unknown\)|unknown): (error: )?")
 
 
-def _is_internal(module_name: str) -> bool:
-    return module_name == "meshir" or module_name.startswith("meshir.")
+#: Source files of libraries built on MeshIR whose frames errors skip, as meshir's own.
+_HIDDEN_FILES: set[str] = set()
+
+
+def hide_from_error_locations(*files: str) -> None:
+    """Errors and warnings raised through these source files (a library's `__file__`) are
+    located at the line that called into them, as MeshIR's own frames are: a user of a
+    model library sees their call, not the library's `prog.argument` line."""
+    _HIDDEN_FILES.update(os.path.abspath(f) for f in files)
+
+
+def _is_internal(frame) -> bool:
+    module_name = frame.f_globals.get("__name__", "")
+    if module_name == "meshir" or module_name.startswith("meshir."):
+        return True
+    return bool(_HIDDEN_FILES) and os.path.abspath(frame.f_code.co_filename) in _HIDDEN_FILES
 
 
 def user_frame():
-    """The innermost stack frame outside the meshir package (None if there is none)."""
+    """The innermost stack frame outside the meshir package and the hidden files (None if
+    there is none)."""
     frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_globals.get("__name__", "")):
+    while frame is not None and _is_internal(frame):
         frame = frame.f_back
     return frame
 
@@ -64,7 +80,7 @@ def warn_at_call_site(message: str, category: type = MeshIRWarning) -> None:
     innermost frame outside the meshir package, so the warning names the user's line and the
     user's filters (by module and line) apply to it."""
     frame, level = sys._getframe(1), 2  # stacklevel 2 is this function's caller
-    while frame is not None and _is_internal(frame.f_globals.get("__name__", "")):
+    while frame is not None and _is_internal(frame):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import meshir as mi
 
+mi.hide_from_error_locations(__file__)  # MeshIR's errors name the line that called into this library
+
 FORMAT = 2
 KEEP = 2
 CheckpointError = mi.CheckpointError

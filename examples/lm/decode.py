@@ -34,6 +34,8 @@ from meshir import layers as L
 
 from . import model
 
+mi.hide_from_error_locations(__file__)  # MeshIR's errors name the line that called into this library
+
 BEAM = "beam"
 
 

@@ -27,6 +27,7 @@ from meshir.dialect import (
     MeshIRValueError, MeshIRWarning, TensorType, parse_module,
 )
 from meshir.lowering.runtime.process_local import process_local
+from meshir.dialect.call_site import hide_from_error_locations
 from meshir.transforms.cost_model import AxisLink, CostModel
 from meshir.transforms.device_kinds import DEVICE_KINDS, DeviceKind
 
@@ -111,7 +112,7 @@ __all__ = [
     "concat", "constant", "cos", "CostModel", "cross_entropy", "cumprod", "cumsum", "current_program", "custom_gradient",
     "default_layout", "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
     "equal", "erf", "exp", "explain", "export", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
-    "greater", "greater_equal", "init_optimizer_state", "interpret", "iota", "jit", "layer_norm",
+    "greater", "greater_equal", "hide_from_error_locations", "init_optimizer_state", "interpret", "iota", "jit", "layer_norm",
     "layout_table", "LayoutRules", "less", "less_equal", "load", "log", "log_softmax", "logistic",
     "maximum", "mean", "Mesh", "MeshIRError", "MeshIRKeyError", "MeshIRTypeError",
     "MeshIRValueError", "MeshIRWarning", "minimum", "mul", "neg", "not_equal", "one_hot", "pad", "parse_module",

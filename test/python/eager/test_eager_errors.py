@@ -75,6 +75,22 @@ def test_python_control_flow_on_a_traced_value():
             fn(XA)
 
 
+def test_python_numbers_of_a_traced_value_say_what_to_use_instead():
+    @mi.jit
+    def scaled(a):
+        return a * float(mi.reduce_max(a))
+
+    @mi.jit
+    def repeated(a):
+        return a * int(mi.reduce_sum(a))
+
+    for fn in (scaled, repeated):
+        with located(mi.MeshIRTypeError, "has no Python value while the program is being built",
+                     "exists only when the program runs", "mi.where", "return it as a result"):
+            fn(XA)
+    assert float(mi.reduce_max(XA)) == pytest.approx(float(XV.max()))  # eager: a value, converted
+
+
 def test_unhashable_static_arguments():
     @mi.jit(static_argnames=("sizes",))
     def take(a, sizes, other=None):

@@ -129,6 +129,26 @@ TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--l
         "--seed", "3", "--eval-every", "0", "--plot", "", "--no-progress"]
 
 
+def test_meshir_errors_raised_through_the_library_name_the_callers_line(params):
+    """examples/lm hides its files from error locations: a batch of 3 rows that the rule
+    batch:x cannot split over 4 devices is reported at this line (the user's call), with the
+    note at it too, never at decode.py's `prog.argument`."""
+    import inspect
+
+    mesh, rules = model.layout("2d")
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(mi.MeshIRError) as info:
+        decode.compile_generator(CFG, mesh, rules, rows=3, max_len=12)
+    message = str(info.value)
+    assert message.startswith(f"{__file__}:{line}:") and "does not divide dimension 'batch' of size 3" in message
+    assert "decode.py" not in message and "model.py" not in message, message
+    generate = decode.compile_generator(CFG, mesh, rules, rows=8, max_len=12)
+    with pytest.raises(mi.MeshIRError) as info:  # a runtime error through Generator.__call__
+        generate({**params, "embed": params["embed"][:2]}, PROMPTS)
+    line = inspect.currentframe().f_lineno - 1
+    assert str(info.value).startswith(f"{__file__}:{line}:") and "argument 'embed'" in str(info.value), info.value
+
+
 def test_the_example_prints_a_greedy_a_sampled_and_a_beam_sample(lm, capsys):
     assert lm.main(TINY + ["--steps", "2", "--sample", "40", "--prompt", "Ret", "--beam", "2"]) == 0
     out = capsys.readouterr().out

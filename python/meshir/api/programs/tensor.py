@@ -68,7 +68,10 @@ class Tensor(NamedValue):
     __rmatmul__ = __matmul__
 
     def __float__(self):
-        raise located_error(f"{self!r} has no Python value while the program is being built", MeshIRTypeError)
+        raise located_error(f"{self!r} has no Python value while the program is being built: its value exists only "
+                            "when the program runs. Compute with it in mi ops (mi.where or mi.select for a choice, "
+                            "mi.cast for another element type), or return it as a result of the program (inside "
+                            "mi.jit: of the function) and call float() on that", MeshIRTypeError)
 
     __int__ = __index__ = __complex__ = __float__
 
