@@ -24,7 +24,7 @@ donate=True)` called as examples/transformer_lm.py calls it, in these variants o
    stacked` is asserted to be exactly (M+P-1)/M; to the unstacked `dp-stage` it is higher by
    what a scan's backward recomputes.
 2. Collectives along the stage axis from the compile report (records whose axes include
-   `stage`): the collective permutes (`halo_exchange`: the shifts between ticks) apart from the
+   `stage`): the collective permutes (`collective_permute`, marked `halo`: the shifts between ticks) apart from the
    rest; and every collective of the compiled HLO, by whether its device groups cross the stage
    axis (no all-gather may).
 3. Memory per device: XLA's memory_analysis (temp, argument, output) and MeshIR's estimate
@@ -143,7 +143,7 @@ def memory(exe) -> dict:
 
 
 def stage_records(exe) -> dict:
-    """The compile report's collectives along `stage`: the permutes (halo_exchange, the shifts
+    """The compile report's collectives along `stage`: the permutes (collective_permute halo exchanges, the shifts
     of the slots) and the rest, each with its bytes per device and repeats."""
     permutes, others = [], []
     for c in exe.compile_report.collectives:
@@ -151,7 +151,7 @@ def stage_records(exe) -> dict:
             continue
         rec = {"kind": c.kind, "axes": list(c.axes), "detail": c.detail, "value": c.value, "operand": c.operand,
                "bytes_per_device": int(c.bytes_per_device), "repeats": c.repeats}
-        (permutes if c.kind == "halo_exchange" else others).append(rec)
+        (permutes if c.halo else others).append(rec)
 
     def total(recs):
         return sum(r["bytes_per_device"] * (r["repeats"] or 1) for r in recs)
@@ -544,7 +544,7 @@ def markdown(meta: dict, r: dict) -> str:
     lines += [
         "", "## 2. Collectives along the stage axis", "",
         "From the compile report (`exe.compile_report.collectives`, records whose axes include `stage`; bytes per "
-        "device × repeats). The **collective permutes** (kind `halo_exchange`, a shift of the slots along `stage`) "
+        "device × repeats). The **collective permutes** (kind `collective_permute`, a halo exchange: a shift of the slots along `stage`) "
         "move each tick's slots one stage on: M+P-2 shifts forward and their transposes backward. HLO columns: "
         "the compiled HLO's `collective-permute`s, and its all-gathers whose device groups cross the stage axis.", "",
         "| M | permutes | 2(M+P-2) | bytes each | permute bytes/device | other stage collectives | their bytes/device "

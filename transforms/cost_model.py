@@ -138,9 +138,10 @@ def group_size(axes, mesh_shape: dict[str, int]) -> int:
 
 #: The collective op classes by kind (`_CollectiveOp.kind`: "all_reduce", ...).
 COLLECTIVES = {cls.kind(): cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE}
-#: The compile report's kind for an op's own exchange of rows with its neighbours (a shift
-#: along a split dim; dialect/halo.py): not a collective op; its bytes are `halo_bytes`, and
-#: its time their bandwidth term alone (no ring steps).
+#: How the cost model prices an op's own exchange of rows with its neighbours (a shift along
+#: a split dim; dialect/halo.py), which the compile report lists as a `collective_permute`
+#: (what it lowers to, and XLA's name) marked `halo`: not a collective op; its bytes are
+#: `halo_bytes`, and its time their bandwidth term alone (no ring steps).
 HALO_EXCHANGE = "halo_exchange"
 
 

@@ -83,7 +83,7 @@ func.func @shard_and_handwritten(%a: !mtf.tensor<b=8@x, m=16@(), f32>) -> !mtf.t
 // CHECK: "mtf.shift"{{.*}}bytes_per_device = 32 : i64{{.*}}mtf.provenance = {dims = ["m"], needed_by = "mtf.shift"
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @halo_exchange_of_a_shift(%a: !mtf.tensor<b=8, m=16, f32>) -> !mtf.tensor<b=8, m=16, f32> attributes {mtf.mesh = @mesh, mtf.layout_rules = {m = ["x"]}} {
-  // expected-remark @+1 {{halo_exchange (32 bytes/device) for dims m, needed by mtf.shift: mtf.shift along split 'm' needs boundary rows of the neighbouring blocks (a halo exchange, not a gather) (m@x by layout rule m:x)}}
+  // expected-remark @+1 {{collective_permute (a halo exchange) (32 bytes/device) for dims m, needed by mtf.shift: mtf.shift along split 'm' needs boundary rows of the neighbouring blocks (a halo exchange, not a gather) (m@x by layout rule m:x)}}
   %1 = "mtf.shift"(%a) {dim = "m", offset = 1} : (!mtf.tensor<b=8, m=16, f32>) -> !mtf.tensor<b=8, m=16, f32>
   return %1 : !mtf.tensor<b=8, m=16, f32>
 }

@@ -91,5 +91,7 @@ def remark(op, nbytes: int, why: Provenance, kind: str | None = None) -> Diagnos
     axes = op.attr("axes") if "axes" in op.operation.attributes else ()
     over = f" over {format_axes(tuple(axes))}" if axes else ""
     dims = ", ".join(why.dims if kind == HALO_EXCHANGE else collective_dims(op, why)) or "none"
+    if kind == HALO_EXCHANGE:
+        kind = "collective_permute (a halo exchange)"
     return Diagnostic(op.location, f"{kind}{over} ({nbytes} bytes/device) for dims {dims}, needed by {why.needed_by}: "
                                    f"{why.because}", "remark")

@@ -14,6 +14,9 @@ from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType
 from meshir.transforms.cost_model import HALO_EXCHANGE
 
+#: What a halo exchange is on the wire, and what XLA's HLO and the docs call it.
+PERMUTE = "collective_permute"
+
 
 @dataclass(frozen=True)
 class CollectiveRecord:
@@ -35,6 +38,14 @@ class CollectiveRecord:
     #: How many times one call runs it: the product of the lengths of the scans around it;
     #: None inside a while loop (its trip count is known only when it runs).
     repeats: int | None = 1
+    #: A halo exchange: an op's own collective permutes of boundary rows (a shift along a
+    #: split dim), priced by its bytes alone (cost_model.HALO_EXCHANGE).
+    halo: bool = False
+
+    @property
+    def priced_as(self) -> str:
+        """The kind the cost model prices it as."""
+        return HALO_EXCHANGE if self.halo else self.kind
 
     @property
     def element_type(self) -> str:
@@ -44,7 +55,7 @@ class CollectiveRecord:
 
 def collectives_of(module) -> list[CollectiveRecord]:
     """Every collective of every function, in program order, and every halo exchange (an op
-    along a split dim that records the bytes it sends, kind `halo_exchange`)."""
+    along a split dim that records the bytes it sends: kind `collective_permute`, `halo`)."""
     return [record for _, record in collective_ops(module)]
 
 
@@ -97,6 +108,6 @@ def _halo_record(fn, op) -> CollectiveRecord:
     axes = tuple(a for d in halos for a in operand.dim(d).axes or ())
     detail = ", ".join([op.short_name] + [f"dim={d}, rows={lo}+{hi}" for d, (lo, hi) in halos.items()])
     why = provenance_of(op)
-    return CollectiveRecord(function_name(fn), op.result.get_name(), HALO_EXCHANGE, axes, detail,
+    return CollectiveRecord(function_name(fn), op.result.get_name(), PERMUTE, axes, f"halo exchange: {detail}",
                             ir.IntegerAttr(op.operation.attributes["bytes_per_device"]).value, str(operand),
-                            format_location(op.location), why, tuple(halos))
+                            format_location(op.location), why, tuple(halos), halo=True)

@@ -194,7 +194,7 @@ def measure_candidate(module, fn, candidate: Candidate, model, mesh_shape: dict)
     for c in collectives_of(work):
         n = c.repeats or 1
         kinds[c.kind] = kinds.get(c.kind, 0) + n * c.bytes_per_device
-        seconds += n * model.sent_seconds(c.kind, c.bytes_per_device, c.axes, mesh_shape)
+        seconds += n * model.sent_seconds(c.priced_as, c.bytes_per_device, c.axes, mesh_shape)
         count += n
     memory = estimate_memory(work, _name(fn))
     candidate.measured = replace(candidate.predicted, bytes_by_kind=tuple(sorted(kinds.items())),

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from meshir.api.ops.collectives import shard
-from meshir.api.ops.contraction import reduce_sum
+from meshir.api.ops.contraction import mapped_dims, reduce_sum
 from meshir.api.ops.creation import constant, iota
 from meshir.api.ops.elementwise import equal, mul, select
 from meshir.api.ops.shape import concat, reshape, shift, slice as slice_dim, transpose
@@ -127,7 +127,8 @@ def pipeline(layer, x, params, *, microbatches: int, stage: str = "stage", layer
     first = equal(iota([s], stage), 0)
 
     def run_stage(slots, p):
-        return stacked(layer, slots, p, dim=layers)
+        with mapped_dims(stage):  # a layer's implicit einsums keep `stage`, whenever it is traced (remat)
+            return stacked(layer, slots, p, dim=layers)
 
     run = rematerialized(run_stage) if remat else run_stage
     slots = constant(0.0, [s, rows, *rest], dtype=x.dtype)

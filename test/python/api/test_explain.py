@@ -140,7 +140,7 @@ def test_the_alternative_is_the_cheapest_change_that_removes_the_collective(buil
 
 def test_a_halo_exchange_is_explained():
     (halo,) = mi.explain(shift_along_split(), layout={"m": "x"}, show=False)
-    assert halo.record.kind == "halo_exchange" and halo.record.dims == ("m",)
+    assert (halo.record.kind, halo.record.halo) == ("collective_permute", True) and halo.record.dims == ("m",)
     assert halo.record.provenance.needed_by == "mtf.shift" and halo.record.provenance.rules == ("m",)
     assert halo.record.location.startswith(HERE + ":")
 

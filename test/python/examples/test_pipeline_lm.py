@@ -60,8 +60,8 @@ def test_main_prints_the_pipeline_and_its_shifts(lm, capsys):
     out = capsys.readouterr().out
     assert "pipeline: 2 stages of 1 layer, 2 microbatches of 4 sequences, GPipe's schedule (3 ticks, idle 1/3" in out
     assert "stage=2, x=2, y=2" in out
-    assert "halo_exchange shift, dim=stage, rows=1+0  (stage)" in out  # forward: each slot to the next stage
-    assert "halo_exchange shift, dim=stage, rows=0+1  (stage)" in out  # backward: the transposed shift
+    assert "collective_permute halo exchange: shift, dim=stage, rows=1+0  (stage)" in out  # forward: each slot to the next stage
+    assert "collective_permute halo exchange: shift, dim=stage, rows=0+1  (stage)" in out  # backward: the transposed shift
     assert "all_gather" not in out.split("collectives per step")[1].split("total:")[0]
 
 

@@ -1,6 +1,9 @@
 """Einsum and reductions, by name."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import EinsumOp, ReduceMaxOp, ReduceMinOp, ReduceSumOp
 
@@ -12,6 +15,21 @@ from meshir.api.programs.tensor import Tensor
 #: The public functions; meshir.api re-exports exactly these.
 __all__ = ["einsum", "reduce_sum", "reduce_max", "reduce_min"]
 
+#: Dims an implicit einsum keeps although its operands share them (a pipeline stage's `stage`).
+_MAPPED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("mapped_dims", default=frozenset())
+
+
+@contextlib.contextmanager
+def mapped_dims(*names: str):
+    """Inside: an einsum without `output`/`reduced` keeps these dims, as it keeps a dim of
+    one operand. Code run once per slot of a dim (`meshir.layers.pipeline`'s stage, whose
+    parameters and activations both carry it) would otherwise sum the slots together."""
+    token = _MAPPED.set(_MAPPED.get() | frozenset(names))
+    try:
+        yield
+    finally:
+        _MAPPED.reset(token)
+
 
 @builds(EinsumOp)
 def einsum(*operands: Tensor, output=None, reduced=None, dtype=None) -> Tensor:
@@ -19,7 +37,8 @@ def einsum(*operands: Tensor, output=None, reduced=None, dtype=None) -> Tensor:
 
     Without `output`, the output Mesh-TensorFlow's `mtf.einsum` infers: every name that appears
     in exactly one operand, in order of first appearance (`einsum(x[b,d], w[d,f])` is `[b, f]`;
-    a name shared by two or more operands is summed). `reduced` (instead of `output`, Dims or
+    a name shared by two or more operands is summed), and the dims of `mapped_dims` in force
+    (a pipeline stage's `stage`). `reduced` (instead of `output`, Dims or
     names of the operands): the names to sum, every other name kept in order of first
     appearance (Mesh-TensorFlow's `reduced_dims`: `einsum(q[b,h,l,k], k[b,h,m,k],
     reduced=["k"])` is `[b, h, l, m]`). `dtype`: the result's element type, the operands'
@@ -47,7 +66,8 @@ def einsum(*operands: Tensor, output=None, reduced=None, dtype=None) -> Tensor:
                                 f"(operand dims: {_sizes_text(sizes)})", MeshIRValueError)
         out = [Dim(n, s) for n, s in sizes.items() if n not in summed]
     else:
-        out = [Dim(n, s) for n, s in sizes.items() if len(operands_of[n]) == 1]
+        mapped = _MAPPED.get()
+        out = [Dim(n, s) for n, s in sizes.items() if len(operands_of[n]) == 1 or n in mapped]
     elem = operands[0].dtype if dtype is None else checks.element_type(dtype, "the dtype of mi.einsum")
     return build(EinsumOp, result_type("mtf.einsum", [(d.name, d.size) for d in out], elem), operands)
 
