@@ -57,7 +57,7 @@ def measure(reps: int) -> dict:
         tokens = out[0] if kind.startswith("beam") else out
         texts[kind] = data.decode(decode.continuation(tokens, [PROMPT]))
         speeds[f"{kind}, on-device loop"] = count / seconds
-    step = mi.compile(decode.step_program(cfg, mesh, rows, cfg.length), layout={}, donate=decode.step_donated(cfg))
+    step = mi.compile(decode.step_program(cfg, mesh, rows, cfg.length), layout={}, donate=decode.cache_names(cfg))
     out, seconds = _timed(lambda: decode.greedy_per_token(step, cfg, params, [PROMPT], rows, cfg.length), reps)
     speeds["greedy, per-token calls"] = count / seconds
     texts["greedy, per-token calls"] = data.decode(decode.continuation(out, [PROMPT]))

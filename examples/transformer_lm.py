@@ -415,7 +415,7 @@ def samples(args, cfg: model.Config, params, exe_forward, say) -> dict:
 @functools.lru_cache(maxsize=None)
 def decode_step(cfg: model.Config, layout: str, precision: str, rows: int, max_len: int):
     mesh, rules = layout_of(cfg, layout, precision)
-    return mi.compile(decode.step_program(cfg, mesh, rows, max_len), layout=rules, donate=decode.step_donated(cfg))
+    return mi.compile(decode.step_program(cfg, mesh, rows, max_len), layout=rules, donate=decode.cache_names(cfg))
 
 
 @functools.lru_cache(maxsize=None)

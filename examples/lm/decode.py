@@ -179,7 +179,7 @@ def step_program(cfg: model.Config, mesh: mi.Mesh, rows: int, max_len: int) -> m
     `cache_k_<i>`, `cache_v_<i>` [batch, heads, memory_length, d_k] of each layer, the
     parameters. Results: `logits` [batch, vocab] of the next token and the caches with this
     token's keys and values written at `position`: compiled with the caches donated
-    (STEP_DONATED), they are updated in place, no copy per token."""
+    (`cache_names`), they are updated in place, no copy per token."""
     d = model.Dims(cfg)
     batch, mem = mi.Dim("batch", rows), mi.Dim("memory_length", max_len)
     with mi.Program("decode_step", mesh) as prog:
@@ -198,8 +198,9 @@ def step_program(cfg: model.Config, mesh: mi.Mesh, rows: int, max_len: int) -> m
     return prog
 
 
-def step_donated(cfg: model.Config) -> list[str]:
-    """The step program's cache arguments (donated: updated in place)."""
+def cache_names(cfg: model.Config) -> list[str]:
+    """The names of the step program's key/value caches, each an argument and a result (`cache_k_0`,
+    `cache_v_0`, ...): what to donate so that a call updates them in place."""
     return [f"cache_{kv}_{i}" for i in range(cfg.layers) for kv in "kv"]
 
 
@@ -211,7 +212,7 @@ def greedy_per_token(exe, cfg: model.Config, params: dict, prompts, rows: int, m
     prompt, pads, length = prompts_array(cfg, prompts, max_len, rows)
     d = model.Dims(cfg)
     shape = (rows, d.heads.size, max_len, d.d_k.size)
-    caches = {name: np.zeros(shape, np.float32) for name in step_donated(cfg)}
+    caches = {name: np.zeros(shape, np.float32) for name in cache_names(cfg)}
     tokens = prompt.copy()
     for t in range(max_len - 1):
         out = exe(tokens=tokens[:, t], position=np.int32(t), pads=pads, **caches, **params)

@@ -177,12 +177,12 @@ def test_the_step_program_updates_its_donated_cache_in_place_and_decodes_greedil
     """One call per token from the host, the caches donated from call to call: the same
     tokens as the on-device loop and the reference; each call consumes its input caches."""
     mesh, rules = model.layout("2d")
-    exe = mi.compile(decode.step_program(CFG, mesh, 8, 12), layout=rules, donate=decode.step_donated(CFG))
+    exe = mi.compile(decode.step_program(CFG, mesh, 8, 12), layout=rules, donate=decode.cache_names(CFG))
     np.testing.assert_array_equal(decode.greedy_per_token(exe, CFG, params, PROMPTS, 8, 12),
                                   R.greedy(params, CFG, PROMPTS, 12))
     prompt, pads, _ = decode.prompts_array(CFG, PROMPTS, 12, 8)
     first = exe(tokens=prompt[:, 0], position=np.int32(0), pads=pads, **params,
-                **{n: np.zeros((8, 4, 12, 4), np.float32) for n in decode.step_donated(CFG)})
-    caches = {n: getattr(first, n) for n in decode.step_donated(CFG)}
+                **{n: np.zeros((8, 4, 12, 4), np.float32) for n in decode.cache_names(CFG)})
+    caches = {n: getattr(first, n) for n in decode.cache_names(CFG)}
     exe(tokens=prompt[:, 1], position=np.int32(1), pads=pads, **params, **caches)
     assert all(c.is_deleted() for c in caches.values())  # donated: the next call wrote into them
