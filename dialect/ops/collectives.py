@@ -120,16 +120,22 @@ class _CollectiveOp(_GlobalIdentityOp):
         planner's steps and the compile report call it."""
         return cls.OPERATION_NAME.split(".", 1)[1]
 
-    @classmethod
-    def ring_bytes(cls, shard: int, n: int) -> int:
-        """Bytes one device sends over a group of `n` devices (a ring), its operand shard
-        being `shard` bytes: the cost model's bytes (transforms/cost_model.py)."""
-        raise NotImplementedError(cls.OPERATION_NAME)
+    #: Its schedule on a ring of n devices, the one statement of its cost: how many times it
+    #: goes round (n - 1 steps each; None: one step, whatever n), and whether each step sends
+    #: a 1/n piece of the operand shard (True) or the whole shard (False).
+    RING_PASSES: int | None = 1
+    SENDS_PIECES = True
 
     @classmethod
     def ring_steps(cls, n: int) -> int:
         """Latency-bound steps over a group of `n` devices (a ring): the cost model's α term."""
-        raise NotImplementedError(cls.OPERATION_NAME)
+        return 1 if cls.RING_PASSES is None else cls.RING_PASSES * (n - 1)
+
+    @classmethod
+    def ring_bytes(cls, shard: int, n: int) -> int:
+        """Bytes one device sends over a group of `n` devices (a ring), its operand shard
+        being `shard` bytes: every step's piece (the cost model's bytes, transforms/cost_model.py)."""
+        return cls.ring_steps(n) * shard // (n if cls.SENDS_PIECES else 1)
 
     @classmethod
     def result_of(cls, source: TensorType, attrs: dict) -> TensorType:
@@ -219,14 +225,7 @@ class AllReduceOp(_CollectiveOp):
     COMPLETES_REDUCTION = True
     MEMORY = "in_place"
 
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        """2(n-1)/n of the shard: a reduce_scatter, then an all_gather of the reduced pieces."""
-        return 2 * (n - 1) * shard // n
-
-    @classmethod
-    def ring_steps(cls, n):
-        return 2 * (n - 1)
+    RING_PASSES = 2  # a reduce_scatter, then an all_gather of the reduced pieces: 2(n-1)/n of the shard
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -241,14 +240,7 @@ class AllGatherOp(_CollectiveOp):
     ATTRIBUTES = {"dim": "str", "axes": "axes", **BYTES}
     CHANGED_DIM_ATTRS = ("dim",)
 
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        """Its shard to each of the n-1 others."""
-        return (n - 1) * shard
-
-    @classmethod
-    def ring_steps(cls, n):
-        return n - 1
+    SENDS_PIECES = False  # its shard to each of the n-1 others
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -264,13 +256,7 @@ class AllGatherOp(_CollectiveOp):
 class _LocalCollectiveOp(_CollectiveOp):
     """A collective that moves no data: each device keeps part of what it holds."""
 
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        return 0
-
-    @classmethod
-    def ring_steps(cls, n):
-        return 0
+    RING_PASSES = 0
 
 
 @mtf_op
@@ -329,14 +315,7 @@ class ReduceScatterOp(_CollectiveOp):
     CHANGED_DIM_ATTRS = ("dim",)
     COMPLETES_REDUCTION = True
 
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        """(n-1)/n of the shard: each piece but its own, to the device that keeps it."""
-        return (n - 1) * shard // n
-
-    @classmethod
-    def ring_steps(cls, n):
-        return n - 1
+    # (n-1)/n of the shard: each piece but its own, to the device that keeps it (the default ring)
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -357,14 +336,7 @@ class AllToAllOp(_CollectiveOp):
     ATTRIBUTES = {"src_dim": "str", "dst_dim": "str", "axes": "axes", **BYTES}
     CHANGED_DIM_ATTRS = ("src_dim", "dst_dim")
 
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        """(n-1)/n of the shard: each piece but its own, to the device that takes it."""
-        return (n - 1) * shard // n
-
-    @classmethod
-    def ring_steps(cls, n):
-        return n - 1
+    # (n-1)/n of the shard: each piece but its own, to the device that takes it (the default ring)
 
     @classmethod
     def result_of(cls, source, attrs):
@@ -388,14 +360,7 @@ class CollectivePermuteOp(_CollectiveOp):
     OPERATION_NAME = "mtf.collective_permute"
     ATTRIBUTES = BYTES
 
-    @classmethod
-    def ring_bytes(cls, shard, n):
-        """The whole shard, to the device that holds it next."""
-        return shard
-
-    @classmethod
-    def ring_steps(cls, n):
-        return 1
+    RING_PASSES, SENDS_PIECES = None, False  # the whole shard, in one step, to the device that holds it next
 
     @classmethod
     def result_of(cls, source, attrs):
