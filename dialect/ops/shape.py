@@ -16,21 +16,33 @@ class _SameElementOp(MtfOp):
             raise VerifyError(f"result element type must be {src.element_type}, got {result.element_type}")
 
 
-@mtf_op
-class BroadcastOp(_SameElementOp):
-    """`mtf.broadcast`: add dimensions (replicating values) and/or reorder."""
+class _KeepsNamesOp(_SameElementOp):
+    """An op whose result holds each operand dim by name at its size, in any order; whether it
+    may also add names (`ADDS_NAMES`) is what tells a broadcast from a transpose."""
 
-    OPERATION_NAME = "mtf.broadcast"
     LINEAR = MOVE
     MEMORY = "fused"
+    ADDS_NAMES = False
 
     def verify_op(self, mesh):
         src, result = self.input_type, self.result_type
         self._check_element()
         same_sizes([src, result], "operand and result")
         lost = [n for n in src.names if not result.has(n)]
-        if lost:
+        if self.ADDS_NAMES and lost:
             raise VerifyError(f"result drops operand names {names_text(lost)}; broadcast may only add names")
+        if not self.ADDS_NAMES and (lost or len(result.names) != len(src.names)):
+            raise VerifyError(
+                f"result names {names_text(result.names)} must be a permutation of {names_text(src.names)}"
+            )
+
+
+@mtf_op
+class BroadcastOp(_KeepsNamesOp):
+    """`mtf.broadcast`: add dimensions (replicating values) and/or reorder."""
+
+    OPERATION_NAME = "mtf.broadcast"
+    ADDS_NAMES = True
 
     def fold(self):
         """To the operand's own type: no name added, none moved."""
@@ -91,21 +103,10 @@ class RenameOp(_SameElementOp):
 
 
 @mtf_op
-class TransposeOp(_SameElementOp):
+class TransposeOp(_KeepsNamesOp):
     """`mtf.transpose`: the same dimensions in another order."""
 
     OPERATION_NAME = "mtf.transpose"
-    LINEAR = MOVE
-    MEMORY = "fused"
-
-    def verify_op(self, mesh):
-        src, result = self.input_type, self.result_type
-        self._check_element()
-        same_sizes([src, result], "operand and result")
-        if sorted(src.names) != sorted(result.names):
-            raise VerifyError(
-                f"result names {names_text(result.names)} must be a permutation of {names_text(src.names)}"
-            )
 
     def fold(self):
         """To the operand's type: the identity. Of a transpose that keeps every name's layout:
