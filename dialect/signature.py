@@ -50,6 +50,38 @@ def named_tuple(type_name: str, fields: tuple[str, ...]):
     return collections.namedtuple(clean, fields, rename=True)
 
 
+class NamedBySignature:
+    """`argument_names` and `result_names` read from `self.signature` (a FunctionSignature):
+    stated once for everything that has one (executables, gradient programs)."""
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        return self.signature.arg_names
+
+    @property
+    def result_names(self) -> tuple[str, ...]:
+        """The names of what a call returns (the fields of its named tuple)."""
+        return self.signature.result_names
+
+
+class WrapsProgram:
+    """`module`, `argument_names` and `result_names` of the program it wraps (`self.program`):
+    a training step or a traced function's signature passes for its program."""
+
+    @property
+    def module(self):
+        return self.program.module
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        return self.program.argument_names
+
+    @property
+    def result_names(self) -> tuple[str, ...]:
+        """What a call returns, by name."""
+        return self.program.result_names
+
+
 def functions(module) -> list:
     """The `func.func` ops at the top of a module."""
     return [op for op in module.operation.regions[0].blocks[0].operations if op.operation.name == "func.func"]

@@ -19,7 +19,7 @@ from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.interpreter.inputs import bind_arguments
 from meshir.dialect.mesh import Mesh
 from meshir.dialect.modes import EXPLICIT, check_mode
-from meshir.dialect.signature import FunctionSignature
+from meshir.dialect.signature import FunctionSignature, NamedBySignature
 
 from . import progress
 from .arguments import place_arguments, wide_types, x64_scope
@@ -32,7 +32,7 @@ from .pjrt import check_compiled_shardings, compile_for_devices
 from .runtime_report import runtime_report
 
 
-class Executable:
+class Executable(NamedBySignature):
     """A compiled MeshIR program.
 
     `stablehlo_module`: text, `ir.Module` or module op, entry `@main` (or the signature's
@@ -134,15 +134,6 @@ class Executable:
         if self._donated_indices and len(set(map(id, placed))) < len(placed):
             check_donated_buffers(self.signature, placed, self._donated_indices)
         return placed
-
-    @property
-    def argument_names(self) -> tuple[str, ...]:
-        return self.signature.arg_names
-
-    @property
-    def result_names(self) -> tuple[str, ...]:
-        """The names of what a call returns (the fields of its named tuple)."""
-        return self.signature.result_names
 
     def stablehlo_text(self) -> str:
         """The StableHLO module this executable runs, entry renamed `@main`. (For a one-device

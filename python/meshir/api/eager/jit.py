@@ -21,6 +21,7 @@ import inspect
 
 from meshir.dialect import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.call_site import reports_at_call_site
+from meshir.dialect.signature import WrapsProgram
 
 from meshir.api import _checks as checks
 from meshir.api.programs._locations import located_error
@@ -131,7 +132,7 @@ class Traced:
         return f"<mi.jit of {self.__name__}, {len(self._cache)} compiled signature(s)>"
 
 
-class Lowered:
+class Lowered(WrapsProgram):
     """One signature of a traced function: its `program` (`module`: the mtf IR), and the
     `executable` that runs it (`stablehlo_text()`, `report()`). `mi.train_step`,
     `mi.value_and_grad` and `mi.compile` take it as a program."""
@@ -139,18 +140,6 @@ class Lowered:
     def __init__(self, staged):
         self.program = staged.program
         self.executable = staged.executable
-
-    @property
-    def module(self):
-        return self.program.module
-
-    @property
-    def argument_names(self) -> tuple[str, ...]:
-        return self.program.argument_names
-
-    @property
-    def result_names(self) -> tuple[str, ...]:
-        return self.program.result_names
 
     @property
     def mesh(self):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from meshir._jax_private import ir
 from meshir.dialect import MeshIRError, MeshIRTypeError, get_context
 from meshir.dialect.call_site import reports_at_call_site
-from meshir.dialect.signature import entry_function, function_name, functions, signature
+from meshir.dialect.signature import NamedBySignature, entry_function, function_name, functions, signature
 from meshir.transforms import Pipeline
 from meshir.transforms.autodiff import AutodiffError
 from meshir.transforms.autodiff.autodiff_pass import AutodiffPass
@@ -24,7 +24,7 @@ from meshir.api.programs import precision
 from meshir.api.programs._locations import located_error
 
 
-class GradientProgram:
+class GradientProgram(NamedBySignature):
     """A gradient function in its own module; interpret and compile it like a Program.
 
     `argument_names` are the program's (plus `cotangent` when it was asked for),
@@ -40,14 +40,6 @@ class GradientProgram:
     @property
     def signature(self):
         return signature(entry_function(self.module, self.name))
-
-    @property
-    def argument_names(self) -> tuple[str, ...]:
-        return self.signature.arg_names
-
-    @property
-    def result_names(self) -> tuple[str, ...]:
-        return self.signature.result_names
 
     def __str__(self) -> str:
         return str(self.module)

@@ -20,7 +20,7 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.signature import entry_function, signature
+from meshir.dialect.signature import WrapsProgram, entry_function, signature
 
 from meshir.api import _checks as checks
 from meshir.api.programs import precision as policies
@@ -38,29 +38,17 @@ from meshir.api.programs.program import Program
 from meshir.api.training._update_sharding import check_shard_update, finish_step, gather_at_uses, marked
 
 
-class TrainStep:
-    """A training-step Program plus what callers need: parameter and state names."""
+class TrainStep(WrapsProgram):
+    """A training-step Program plus what callers need: parameter and state names. Its
+    `result_names` are `loss`, the parameters and state, then the metrics."""
 
     def __init__(self, program: Program, params: tuple[str, ...], state_names: dict[str, tuple[str, ...]]):
         self.program, self.params, self.state_names = program, params, state_names
 
     @property
-    def module(self):
-        return self.program.module
-
-    @property
     def mesh(self):
         """The step's mesh: the loss program's, with its devices."""
         return self.program.mesh
-
-    @property
-    def argument_names(self) -> tuple[str, ...]:
-        return self.program.argument_names
-
-    @property
-    def result_names(self) -> tuple[str, ...]:
-        """`loss`, the parameters and state, then the metrics: what a call returns, by name."""
-        return self.program.result_names
 
     def state_shapes(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
         """Name -> (global shape, dtype) of every optimizer state argument."""
