@@ -21,8 +21,6 @@ import numpy as np
 import meshir as mi
 from meshir import layers as L
 
-mi.hide_from_error_locations(__file__)  # MeshIR's errors name the line that called into this library
-
 MASK_VALUE = L.MASK_VALUE
 
 #: --precision: the name -> the mixed-precision policy of the program (None: f32 throughout).
