@@ -112,20 +112,27 @@ class Mesh:
     `p`-th. None: the backend's first `size` devices. Devices are a runtime fact: the IR's
     `sdy.mesh` has none, and two meshes of the same axes and name are equal (and hash alike)
     whatever their devices.
+
+    `axis_types`: jax's type of each axis ("explicit" or "auto"; a jax mesh's own), which a
+    "jax" export records so that jax accepts the mesh they came from; None: not stated (Auto).
+    Like devices, a runtime fact outside the IR, equality and hashing.
     """
 
     axes: tuple[tuple[str, int], ...]
     name: str = "mesh"
     devices: tuple | None = field(default=None, compare=False)
+    axis_types: tuple[str, ...] | None = field(default=None, compare=False)
 
     @reports_at_call_site
-    def __init__(self, axes, name: str = "mesh", devices=None):
+    def __init__(self, axes, name: str = "mesh", devices=None, axis_types=None):
         if isinstance(axes, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
             if devices is not None and isinstance(axes, jax.sharding.Mesh):
                 raise MeshIRValueError("give the devices of a mesh once: in the jax.sharding.Mesh or as devices=, "
                                        "not both")
             if isinstance(axes, jax.sharding.Mesh):
                 devices = axes.devices
+            if axis_types is None:  # a Manual axis (inside shard_map) is Auto to a program, as before
+                axis_types = tuple("explicit" if t.name == "Explicit" else "auto" for t in axes.axis_types)
             axes = tuple(zip(axes.axis_names, axes.axis_sizes))
         items = _axis_items(axes)
         problem = _mesh_problem(items, name)
@@ -134,10 +141,12 @@ class Mesh:
         object.__setattr__(self, "axes", tuple((a, int(s)) for a, s in items))
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "devices", None if devices is None else _mesh_devices(self, devices))
+        object.__setattr__(self, "axis_types", None if axis_types is None else _axis_types(self, axis_types))
 
     def __repr__(self) -> str:
         devices = "" if self.devices is None else f", devices={list(self.devices)!r}"
-        return f"Mesh(axes={self.axes!r}, name={self.name!r}{devices})"
+        types = "" if self.axis_types is None else f", axis_types={self.axis_types!r}"
+        return f"Mesh(axes={self.axes!r}, name={self.name!r}{devices}{types})"
 
     @property
     def shape(self) -> dict[str, int]:
@@ -167,6 +176,20 @@ class Mesh:
 
     def __str__(self) -> str:
         return f"@{self.name} = <{self.format_axes()}>"
+
+
+AXIS_TYPES = ("explicit", "auto")
+
+
+def _axis_types(mesh: Mesh, axis_types) -> tuple[str, ...]:
+    """`axis_types` as lower-case names, one per axis of `mesh` ("Explicit", jax's
+    `AxisType.Explicit` and "explicit" alike); MeshIRValueError naming them otherwise."""
+    given = (axis_types,) if isinstance(axis_types, str) else tuple(axis_types)
+    names = tuple(str(getattr(t, "name", t)).lower() for t in given)
+    if len(names) != len(mesh.axes) or any(n not in AXIS_TYPES for n in names):
+        raise MeshIRValueError(f"axis_types {given!r} of mesh {mesh}: expected one of {', '.join(AXIS_TYPES)} for "
+                               f"each of its {len(mesh.axes)} axes")
+    return names
 
 
 def _mesh_devices(mesh: Mesh, devices) -> tuple:

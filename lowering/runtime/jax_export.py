@@ -11,7 +11,7 @@ layout), from which `mi.load` rebuilds the signature.
 from __future__ import annotations
 
 import jax
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 
 from meshir import _jax_private as jp
 from meshir._jax_private import ir
@@ -57,13 +57,20 @@ def _entries(attr) -> list:
     return [(d[i].name, d[i].attr) for i in range(len(d))]
 
 
-def exported(exe) -> jax.export.Exported:
+def exported(exe, axis_types: tuple[str, ...] | None = None) -> jax.export.Exported:
     """`exe` as a `jax.export.Exported`: positional arguments in the signature's order, the
     results as a tuple; shardings on the abstract form of `exe`'s mesh (so any devices of
-    that shape run it); no VJP of its own (`in_jax.py` differentiates with MeshIR's)."""
-    sig, mesh = exe.signature, exe.jax_mesh.abstract_mesh
-    in_avals = tuple(jax.core.ShapedArray(t.shape, t.dtype) for t in sig.arg_types)
-    out_avals = tuple(jax.core.ShapedArray(t.shape, t.dtype) for t in sig.result_types)
+    that shape run it) with `axis_types` (None: Auto, what calls inside jax use; a file
+    records the program's, which jax's `in_shardings_jax(mesh)` compares with `mesh`'s);
+    no VJP of its own (`in_jax.py` differentiates with MeshIR's)."""
+    sig, mesh = exe.signature, _abstract_mesh(exe, axis_types)
+    in_shardings = tuple(NamedSharding(mesh, s.spec) for s in exe.in_shardings)
+    out_shardings = tuple(NamedSharding(mesh, s.spec) for s in exe.out_shardings)
+    # avals typed by their shardings on Explicit axes (`f32[8@x,16]`), as jax's own exports
+    in_avals = tuple(jp.abstract_array(t.shape, t.dtype, s if axis_types else None)
+                     for t, s in zip(sig.arg_types, in_shardings))
+    out_avals = tuple(jp.abstract_array(t.shape, t.dtype, s if axis_types else None)
+                      for t, s in zip(sig.result_types, out_shardings))
     return jp.make_exported(
         fun_name=sig.function,
         in_tree=jax.tree_util.tree_structure((tuple(range(len(in_avals))), {})),
@@ -71,8 +78,8 @@ def exported(exe) -> jax.export.Exported:
         out_tree=jax.tree_util.tree_structure(tuple(range(len(out_avals)))),
         out_avals=out_avals,
         has_named_shardings=True,
-        in_named_shardings=tuple(NamedSharding(mesh, s.spec) for s in exe.in_shardings),
-        out_named_shardings=tuple(NamedSharding(mesh, s.spec) for s in exe.out_shardings),
+        in_named_shardings=in_shardings,
+        out_named_shardings=out_shardings,
         in_shardings_hlo=(None,) * len(in_avals),
         out_shardings_hlo=(None,) * len(out_avals),
         nr_devices=len(exe.devices),
@@ -86,3 +93,11 @@ def exported(exe) -> jax.export.Exported:
         uses_global_constants=False,
         get_vjp=None,
     )
+
+
+def _abstract_mesh(exe, axis_types):
+    """The abstract mesh of `exe`'s devices with jax's axis types named by `axis_types`."""
+    if axis_types is None:
+        return exe.jax_mesh.abstract_mesh
+    types = tuple(AxisType.Explicit if t == "explicit" else AxisType.Auto for t in axis_types)
+    return jax.sharding.Mesh(exe.jax_mesh.devices, exe.jax_mesh.axis_names, axis_types=types).abstract_mesh

@@ -265,11 +265,14 @@ def program_mesh(program) -> Mesh | None:
 def on_users_devices(run_mesh: Mesh, given: Mesh | None, program) -> Mesh:
     """`run_mesh` (the mesh the IR declares for the entry) on the devices the user chose:
     those of `given` (compile's `mesh=`) when it has some, else those of the mesh the program
-    was built on; unchanged when neither has devices (the backend's first ones)."""
-    for source in (given, program_mesh(program)):
-        if source is not None and source.devices is not None and source.axes == run_mesh.axes:
-            return Mesh(run_mesh.axes, run_mesh.name, devices=source.devices)
-    return run_mesh
+    was built on; unchanged when neither has devices (the backend's first ones). Its jax axis
+    types (which exports record) come the same way."""
+    sources = [s for s in (given, program_mesh(program)) if s is not None and s.axes == run_mesh.axes]
+    devices = next((s.devices for s in sources if s.devices is not None), None)
+    axis_types = next((s.axis_types for s in sources if s.axis_types is not None), None)
+    if devices is None and axis_types is None:
+        return run_mesh
+    return Mesh(run_mesh.axes, run_mesh.name, devices=devices, axis_types=axis_types)
 
 
 def cost_model(x, what: str = "cost_model"):

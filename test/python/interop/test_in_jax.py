@@ -169,8 +169,13 @@ def test_a_loaded_export_runs_inside_jit_but_has_no_gradient(mlp_exe):
     args = inputs()
     np.testing.assert_allclose(np.asarray(jax.jit(lambda *a: loaded(*a))(*args.values())), mlp_numpy(**args),
                                rtol=1e-5, atol=1e-6)
-    with pytest.raises(mi.MeshIRError, match=r"jax cannot differentiate @mlp: this executable was loaded from an export"):
+    where = r"test_in_jax.py:\d+:\d+: error: jax cannot differentiate @mlp with respect to "
+    with pytest.raises(mi.MeshIRError, match=where + r"'w1': this executable was loaded from an export"):
         jax.grad(lambda w1: jnp.sum(loaded(args["x"], w1, args["w2"])))(args["w1"])
+    with pytest.raises(mi.MeshIRError, match=where + r"'x', 'w2': this executable was loaded from an export"):
+        jax.jit(jax.grad(lambda x, w2: jnp.sum(loaded(x, args["w1"], w2)), argnums=(0, 1)))(args["x"], args["w2"])
+    with pytest.raises(mi.MeshIRError, match=where + r"'w1'.*compile the program with mi.compile"):
+        jax.vjp(lambda w1: loaded(args["x"], w1, args["w2"]), args["w1"])
 
 
 def test_a_program_compiled_for_a_jax_mesh_runs_inside_jit_on_that_meshs_arrays():

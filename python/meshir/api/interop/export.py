@@ -50,7 +50,7 @@ def export(program_or_executable, path: str | os.PathLike | None = None, format:
     elif format == "bytecode":
         data = jp.portable_artifact(jax_export.export_text(exe))
     else:
-        data = bytes(jax_export.exported(exe).serialize())
+        data = bytes(jax_export.exported(exe, axis_types=_axis_types(exe)).serialize())
     if path is not None:
         _write(path, data)
     return data
@@ -69,6 +69,12 @@ def load(path_or_data, mesh=None, function: str | None = None) -> Executable:
         raise MeshIRError(f"{what} does not parse as StableHLO{_written_by(text)}:\n" + "\n".join(map(str, diagnostics)),
                           diagnostics)
     return executable_from_stablehlo(module_op, mesh, function, what)
+
+
+def _axis_types(exe) -> tuple[str, ...]:
+    """The jax axis types a "jax" export records: those of the mesh the program runs on (a
+    jax mesh's own, `jax.make_mesh`'s Explicit by default), Auto where it states none."""
+    return exe.mesh.axis_types or ("auto",) * len(exe.mesh.axes)
 
 
 def _write(path, data) -> None:
