@@ -293,15 +293,14 @@ class Runner:
         return elapsed
 
 
-def time_candidates(runners: list, rounds: int, burst_s: float, say=print) -> list[dict]:
+def time_candidates(runners: list, rounds: int, burst_s: float) -> list[dict]:
     """Median over interleaved rounds of each runner's per-round median step time. A
     runner's steps per round are as many as fill about `burst_s` (1 to 10, sized by its
     second warm-up step), so that a fast candidate's round is not one noisy step."""
     steps = dict(enumerate(runners))
     first = harness.warm_up(steps, 2)  # the first (donated) calls
     bursts = {i: max(1, min(10, round(burst_s / f))) for i, f in first.items()}
-    per_round = harness.interleaved_rounds(steps, rounds, bursts,
-                                           after_round=lambda k: say(f"    round {k + 1}/{rounds} done"))
+    per_round = harness.interleaved_rounds(steps, rounds, bursts, desc="candidates' rounds")
     return [{"median_s": statistics.median(p), "min_round_s": min(p), "rounds": rounds, "steps_per_round": bursts[i],
              "per_round_s": p} for i, p in per_round.items()]
 
@@ -343,7 +342,7 @@ def run_case(name: str, kind: str, fields: dict, count: int, top: int, rounds: i
             "compile_s": compile_s,
         })
     say(f"  compiled; timing {rounds} rounds")
-    timed = time_candidates(runners, rounds, burst_s, say)
+    timed = time_candidates(runners, rounds, burst_s)
     losses = [r.loss for r in runners]
     for rec, t in zip(records, timed):
         rec["measured"] = t

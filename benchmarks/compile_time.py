@@ -68,7 +68,7 @@ def compile_jax(cfg, layout: str, state_names):
     return lowered, compiled, lower_s, compile_s
 
 
-def run_size(name: str, fields: dict, layout: str, reps: int, say=print) -> dict:
+def run_size(name: str, fields: dict, layout: str, reps: int, say=harness.write) -> dict:
     import jax
 
     from lm import model
@@ -77,7 +77,7 @@ def run_size(name: str, fields: dict, layout: str, reps: int, say=print) -> dict
     cfg.check()
     times = {"meshir": [], "meshir_passes": [], "meshir_xla": [], "jax": [], "jax_lower": [], "jax_xla": []}
     exe = lowered = compiled = None
-    for r in range(reps):
+    for r in harness.progress(range(reps), f"{name} compiles", unit="rep"):
         for side in harness.round_order(("meshir", "jax"), r):
             jax.clear_caches()
             if side == "meshir":

@@ -1,6 +1,6 @@
-"""What every benchmark script shares: timing (one call, interleaved rounds), the number
-formats of the reports, the machine a result was measured on, where results go and how a
-report is written.
+"""What every benchmark script shares: timing (one call, interleaved rounds), progress bars,
+the number formats of the reports, the machine a result was measured on, where results go
+and how a report is written.
 
 A module of its own rather than more of measure.py: measure.py runs one case of cases.py
 three ways for run.py and imports cases, hlo_stats and jax_baselines to do it, while this
@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -78,20 +79,18 @@ def warm_up(steps: dict, rounds: int) -> dict:
 
 
 def interleaved_rounds(steps: dict, rounds: int, per_round=1, warmup: int = 0, order=round_order,
-                       after_round=None) -> dict:
+                       desc: str = "rounds") -> dict:
     """{name: [median seconds of each round]} of self-timed `steps` (each call returns its
     own seconds, see the module docstring). `warmup` untimed rounds first; then per round
     each step runs `per_round` times (an int, or a {name: int}) in `order(names, r)`'s
-    order (alternating by default), and its median is that round's figure. `after_round(r)`
-    is called after each round (progress lines)."""
+    order (alternating by default), and its median is that round's figure. The rounds show
+    as a `progress` bar named `desc`."""
     warm_up(steps, warmup)
     counts = per_round if isinstance(per_round, dict) else dict.fromkeys(steps, per_round)
     medians = {k: [] for k in steps}
-    for r in range(rounds):
+    for r in progress(range(rounds), desc, unit="round"):
         for k in order(steps, r):
             medians[k].append(statistics.median(steps[k]() for _ in range(counts[k])))
-        if after_round:
-            after_round(r)
     return medians
 
 
@@ -99,6 +98,27 @@ def round_ratios(per_round: dict, num: str, den: str) -> list[float]:
     """Per round, `num`'s figure over `den`'s: both measured in the same round, under the same
     load, so the median of these is steadier than the ratio of the medians."""
     return [a / b for a, b in zip(per_round[num], per_round[den])]
+
+
+# ------------------------------------------------------------------------------------------
+# Progress
+
+
+def progress(iterable, desc: str, unit: str, total: int | None = None):
+    """`iterable` under tqdm's bar on stderr (count, rate, ETA), drawn on a terminal only
+    (`disable=None`), so a log file or CI keeps only the lines a script prints (with `write`).
+    `leave=False`: a finished bar clears, leaving those lines."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=desc, unit=unit, total=total, leave=False, dynamic_ncols=True, disable=None)
+
+
+def write(text: str) -> None:
+    """Print `text` on stdout without garbling a `progress` bar being drawn."""
+    from tqdm import tqdm
+
+    tqdm.write(text)
+    sys.stdout.flush()
 
 
 # ------------------------------------------------------------------------------------------

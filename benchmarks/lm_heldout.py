@@ -23,11 +23,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
 
+import harness  # noqa: E402
 import meshir as mi  # noqa: E402
 from lm import data, model  # noqa: E402
 
@@ -35,7 +37,8 @@ from lm import data, model  # noqa: E402
 def heldout_loss(exe, params: dict, corpus: data.Corpus, cfg: model.Config) -> tuple[float, int]:
     """Mean loss over the corpus's held-out text, and how many characters it predicted."""
     batches = data.heldout_batches(corpus, cfg.batch, cfg.length)
-    losses = [float(exe(tokens=x, targets=y, **params)) for x, y in batches]  # one result: the loss
+    losses = [float(exe(tokens=x, targets=y, **params))  # one result: the loss
+              for x, y in harness.progress(batches, "held-out batches", unit="batch")]
     return float(np.mean(losses)), len(batches) * cfg.batch * cfg.length
 
 

@@ -180,12 +180,12 @@ def mi_distributed():
 def measure_size(name: str, size: dict, rounds: int, steps: int, warmup: int, scratch: Path) -> dict:
     runs = {way: [] for way in WAYS}
     ratios = []
-    for r in range(rounds):
+    for r in harness.progress(range(rounds), f"{name} rounds", unit="round"):
         for way in harness.round_order(WAYS, r):
             runs[way].append(run_way(way, size, steps, warmup, scratch / f"{name}-{way}-{r}"))
         ratios.append(runs["2x4"][-1][0]["step_median_s"] / runs["1x8"][-1][0]["step_median_s"])
-        print(f"  round {r + 1}: 1x8 {harness.ms(runs['1x8'][-1][0]['step_median_s'])} ms, "
-              f"2x4 {harness.ms(runs['2x4'][-1][0]['step_median_s'])} ms: {ratios[-1]:.2f}x", flush=True)
+        harness.write(f"  round {r + 1}: 1x8 {harness.ms(runs['1x8'][-1][0]['step_median_s'])} ms, "
+                      f"2x4 {harness.ms(runs['2x4'][-1][0]['step_median_s'])} ms: {ratios[-1]:.2f}x")
     # The same losses: every run, every process, equal to the first 1x8 run's (rtol 1e-5)
     want = np.array(runs["1x8"][0][0]["losses"])
     for way, way_runs in runs.items():

@@ -230,14 +230,14 @@ def main(argv=None) -> int:
                                                     " " + " ".join(sys.argv[1:] if argv is None else argv))}
     results = []
     started = time.perf_counter()
-    for case in cases:
+    for case in harness.progress(cases, "cases", unit="case"):
         t0 = time.perf_counter()
         r = measure.run_case(case, SIZES[sizes_name], reps=reps, warmup=args.warmup)
         results.append(r)
         summary = "  ".join(
             f"{m}: {rec['collectives']['bytes_per_device']:>10,} B {rec['step_time']['median_s'] * 1e3:7.2f} ms"
             if rec["status"] == "ok" else f"{m}: n/a" for m, rec in r["modes"].items())
-        print(f"{case.name:16s} {summary}   ({time.perf_counter() - t0:.1f} s)", flush=True)
+        harness.write(f"{case.name:16s} {summary}   ({time.perf_counter() - t0:.1f} s)")
     scaling = None
     if not args.skip_scaling:
         import compile_scaling

@@ -164,7 +164,8 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
                    help="the beam search's width (default: %(default)s)")
     g.add_argument("--prompt", default="Return the ",
                    help="the start of the generated sample (default: %(default)r)")
-    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (tqdm's, on stderr; drawn only on a terminal anyway)")
     g.add_argument("--summary-json", metavar="FILE",
                    help="write the loss histories and the speed as JSON to FILE (process 0)")
     g = p.add_argument_group("processes (docs/multi-host.md)")
@@ -517,7 +518,7 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
         current = checkpoint.State(0, current.params, current.opt_state, [],
                                    [(0, validation_loss(exe_forward, current.params, corpus, cfg))])
     seed = {"seed": np.int32(cfg.seed)} if "seed" in exe.argument_names else {}  # the base seed of dropout
-    bar = progress.ProgressBar(args.steps, start=state.step, enabled=not args.no_progress)
+    bar = progress.training_bar(args.steps, start=state.step, enabled=not args.no_progress)
     tokens_per_step = cfg.batch * cfg.length
     recent = collections.deque(maxlen=20)
     step_times = []
@@ -542,9 +543,9 @@ def _train(args, cfg, corpus, say, step_prog, exe, exe_forward, state, checkpoin
                                        current.train_loss + [loss], current.val_loss + val)
             if t % args.checkpoint_every == 0 or t == args.steps:
                 save(current)
-            bar.update(t, loss, current.val_loss[-1][1] if current.val_loss else None,
-                       tokens_per_step * len(recent) / sum(recent), learning_rate=float(results["learning_rate"]),
-                       grad_norm=float(results["grad_norm"]))
+            progress.step(bar, loss, current.val_loss[-1][1] if current.val_loss else None,
+                          tokens_per_step * len(recent) / sum(recent), learning_rate=float(results["learning_rate"]),
+                          grad_norm=float(results["grad_norm"]))
     except KeyboardInterrupt:
         bar.close()
         donated = any(getattr(v, "is_deleted", lambda: False)() for v in current.params.values())

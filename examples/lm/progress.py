@@ -1,77 +1,41 @@
-"""A dependency-free progress bar on stderr:
+"""The training loop's progress bar: tqdm's, on stderr, the step's numbers as its postfix:
 
-    step 120/300 [=========>           ] loss 2.31 val 2.40 | lr 3.0e-03 | grad norm 0.52 | 12,345 tok/s | eta 0:09
+    train:  40%|████      | 120/300 [00:09<00:13, 13.2step/s, loss=2.310, val=2.400, lr=3.0e-03, grad norm=0.52, tok/s=12,345]
 
-On a terminal it redraws one line; otherwise (a log file, CI) it prints a line every
-~5% of the run and at the end.
+tqdm's bar because it is the one people know (rate, elapsed time, ETA). It is drawn on a
+terminal only (tqdm's `disable=None`): a log file or CI gets none of it, only the summary
+lines the script prints. `--no-progress` turns it off on a terminal too.
 """
 from __future__ import annotations
 
 import sys
-import time
+
+from tqdm import tqdm
 
 
-def format_duration(seconds: float) -> str:
-    seconds = int(round(max(seconds, 0)))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
-        f"{seconds // 60}:{seconds % 60:02d}"
+def training_bar(total: int, start: int = 0, stream=None, enabled: bool = True) -> tqdm:
+    """The bar of steps `start + 1 .. total` (a resumed run starts at its checkpoint's step)."""
+    return tqdm(total=total, initial=start, file=stream if stream is not None else sys.stderr, desc="train",
+                unit="step", dynamic_ncols=True, disable=None if enabled else True)
 
 
-class ProgressBar:
-    def __init__(self, total: int, start: int = 0, stream=None, width: int = 24, enabled: bool = True):
-        self.total, self.start, self.width, self.enabled = total, start, width, enabled
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.every = max(1, (total - start) // 20)
-        self.began = time.perf_counter()
-        self._last_len = 0
+def postfix(loss: float, val: float | None = None, tokens_per_s: float | None = None,
+            learning_rate: float | None = None, grad_norm: float | None = None) -> dict[str, str]:
+    """The postfix's fields, formatted here so that tqdm does not round them to 3 digits."""
+    fields = {"loss": f"{loss:.3f}"}
+    if val is not None:
+        fields["val"] = f"{val:.3f}"
+    if learning_rate is not None:
+        fields["lr"] = f"{learning_rate:.1e}"
+    if grad_norm is not None:
+        fields["grad norm"] = f"{grad_norm:.2f}"
+    if tokens_per_s:
+        fields["tok/s"] = f"{tokens_per_s:,.0f}"
+    return fields
 
-    def line(self, step: int, loss: float, val: float | None, tokens_per_s: float | None,
-             learning_rate: float | None = None, grad_norm: float | None = None) -> str:
-        frac = step / self.total if self.total else 1.0
-        filled = int(self.width * frac)
-        bar = "=" * filled + (">" if filled < self.width else "") + " " * (self.width - filled - 1)
-        parts = [f"step {step:>{len(str(self.total))}}/{self.total} [{bar[:self.width]}] loss {loss:.3f}"]
-        if val is not None:
-            parts[0] += f" val {val:.3f}"
-        if learning_rate is not None:
-            parts.append(f"lr {learning_rate:.1e}")
-        if grad_norm is not None:
-            parts.append(f"grad norm {grad_norm:.2f}")
-        if tokens_per_s:
-            parts.append(f"{tokens_per_s:,.0f} tok/s")
-        done = step - self.start
-        if 0 < done and step < self.total:
-            elapsed = time.perf_counter() - self.began
-            parts.append(f"eta {format_duration(elapsed / done * (self.total - step))}")
-        return " | ".join(parts)
 
-    def update(self, step: int, loss: float, val: float | None = None, tokens_per_s: float | None = None,
-               learning_rate: float | None = None, grad_norm: float | None = None) -> None:
-        if not self.enabled:
-            return
-        text = self.line(step, loss, val, tokens_per_s, learning_rate, grad_norm)
-        if self.tty:
-            pad = " " * max(0, self._last_len - len(text))
-            self.stream.write("\r" + text + pad)
-            self._last_len = len(text)
-            if step >= self.total:
-                self.stream.write("\n")
-                self._last_len = 0
-        elif step >= self.total or (step - self.start) % self.every == 0 or step == self.start + 1:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def message(self, text: str) -> None:
-        """A line of text that does not garble the bar."""
-        if self.enabled and self.tty and self._last_len:
-            self.stream.write("\r" + " " * self._last_len + "\r")
-            self._last_len = 0
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty and self._last_len:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._last_len = 0
+def step(bar: tqdm, loss: float, val: float | None = None, tokens_per_s: float | None = None,
+         learning_rate: float | None = None, grad_norm: float | None = None) -> None:
+    """One training step done: its numbers in the postfix, the bar one step on."""
+    bar.set_postfix(postfix(loss, val, tokens_per_s, learning_rate, grad_norm), refresh=False)
+    bar.update()

@@ -226,15 +226,43 @@ def test_precision_bf16_trains_with_bf16_collectives_and_f32_checkpoints(lm, tmp
     assert mixed != plain
 
 
-def test_progress_bar_line(lm):
-    stream = io.StringIO()
-    bar = lm.progress.ProgressBar(300, stream=stream)
-    bar.update(1, 4.5, None, 1000.0)
-    bar.update(120, 2.31, 2.40, 12345.0, learning_rate=3e-3, grad_norm=0.523)
-    text = stream.getvalue()
-    assert "step   1/300" in text and "loss 4.500" in text
-    assert "step 120/300 [=========>" in text and "loss 2.310 val 2.400" in text and "12,345 tok/s" in text
-    assert "| lr 3.0e-03 | grad norm 0.52 |" in text
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal, as stderr is when a user runs the script."""
+
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_is_tqdm_with_the_step_numbers(lm):
+    from tqdm import tqdm
+
+    stream = Terminal()
+    bar = lm.progress.training_bar(300, start=100, stream=stream)
+    assert isinstance(bar, tqdm) and not bar.disable
+    lm.progress.step(bar, 4.5, None, 1000.0)
+    for _ in range(19):
+        lm.progress.step(bar, 2.31, 2.40, 12345.0, learning_rate=3e-3, grad_norm=0.523)
+    bar.close()
+    last = stream.getvalue().split("\r")[-1]
+    assert "120/300" in last and "step/s" in last and "<" in last  # tqdm's count, rate and ETA
+    assert "loss=2.310, val=2.400, lr=3.0e-03, grad norm=0.52, tok/s=12,345" in last, last
+
+
+def test_progress_bar_is_quiet_off_a_terminal_and_with_no_progress(lm, monkeypatch):
+    log = io.StringIO()  # a log file, CI: not a terminal
+    bar = lm.progress.training_bar(10, stream=log)
+    lm.progress.step(bar, 1.0)
+    bar.close()
+    assert bar.disable and log.getvalue() == ""
+    assert lm.progress.training_bar(10, stream=Terminal(), enabled=False).disable
+
+    # the script: a bar on a terminal's stderr, none with --no-progress
+    flags = TINY + ["--eval-every", "0", "--sample", "0", "--plot", "", "--steps", "2"]
+    for extra, drawn in (([], True), (["--no-progress"], False)):
+        stderr = Terminal()
+        monkeypatch.setattr("sys.stderr", stderr)
+        lm.run(flags + extra, out=io.StringIO())
+        assert ("2/2 [" in stderr.getvalue() and "loss=" in stderr.getvalue()) == drawn, (extra, stderr.getvalue())
 
 
 # (7) ---------------------------------------------------------------------------------------
