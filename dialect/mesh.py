@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 
-import jax
 import numpy as np
 
 from meshir._jax_private import func, ir, sdy
@@ -125,7 +125,10 @@ class Mesh:
 
     @reports_at_call_site
     def __init__(self, axes, name: str = "mesh", devices=None, axis_types=None):
-        if isinstance(axes, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
+        # A jax mesh exists only once jax is imported: looked up, not imported (importing jax
+        # takes 1 s, and `meshir-opt` builds Meshes from `sdy.mesh` without ever needing it).
+        jax = sys.modules.get("jax")
+        if jax is not None and isinstance(axes, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
             if devices is not None and isinstance(axes, jax.sharding.Mesh):
                 raise MeshIRValueError("give the devices of a mesh once: in the jax.sharding.Mesh or as devices=, "
                                        "not both")
@@ -195,6 +198,8 @@ def _axis_types(mesh: Mesh, axis_types) -> tuple[str, ...]:
 def _mesh_devices(mesh: Mesh, devices) -> tuple:
     """`devices` for `mesh`, flat in partition order, checked: jax devices of one platform,
     none twice, as many as the mesh has (an array: of the mesh's shape)."""
+    import jax  # devices given: jax is in use (not at module level: jax is heavy, CLI start-up)
+
     where = f"devices of mesh {mesh}"
     shape = tuple(s for _, s in mesh.axes)
     if isinstance(devices, np.ndarray):

@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import ml_dtypes
 import numpy as np
 
 from meshir._jax_private import ir
@@ -31,16 +31,48 @@ from .diagnostics import MeshIRValueError
 #: Partial reduction -> keyword in the type text.
 PARTIAL_KEYWORDS = {"sum": "partial", "max": "partial_max", "min": "partial_min"}
 
-ELEMENT_TYPES: dict[str, np.dtype] = {
+@functools.cache
+def bfloat16() -> np.dtype:
+    """NumPy's dtype for bf16 (ml_dtypes'). Imported on first use, not at module level:
+    ml_dtypes registers its casts with NumPy when imported (0.1 s, 0.9 s with NumPy 2.4),
+    which parsing, verifying and printing IR never need (`meshir-opt`'s start-up)."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+class _ElementTypes(Mapping):
+    """Element type name -> NumPy dtype: a read-only dict whose bf16 dtype is made when first
+    looked up (`bfloat16()`)."""
+
+    def __init__(self, dtypes: dict):
+        self._dtypes = dtypes
+
+    def __getitem__(self, name: str) -> np.dtype:
+        dtype = self._dtypes[name]
+        return bfloat16() if dtype is None else dtype
+
+    def __iter__(self):
+        return iter(self._dtypes)
+
+    def __len__(self) -> int:
+        return len(self._dtypes)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+ELEMENT_TYPES: Mapping[str, np.dtype] = _ElementTypes({
     "f32": np.dtype(np.float32),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "bf16": None,  # bfloat16(), on first lookup
     "f16": np.dtype(np.float16),
     "f64": np.dtype(np.float64),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
     "i1": np.dtype(np.bool_),
-}
+})
 FLOAT_TYPES = frozenset({"f32", "bf16", "f16", "f64"})
+_FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 
 
 def wider_floats(element_type: str) -> tuple[str, ...]:
@@ -48,9 +80,8 @@ def wider_floats(element_type: str) -> tuple[str, ...]:
     to exactly; none for a non-float)."""
     if element_type not in FLOAT_TYPES:
         return ()
-    width = ELEMENT_TYPES[element_type].itemsize
-    return tuple(sorted((f for f in FLOAT_TYPES if ELEMENT_TYPES[f].itemsize > width),
-                        key=lambda f: ELEMENT_TYPES[f].itemsize))
+    width = _FLOAT_BITS[element_type]
+    return tuple(sorted((f for f in FLOAT_TYPES if _FLOAT_BITS[f] > width), key=lambda f: _FLOAT_BITS[f]))
 INTEGER_TYPES = frozenset({"i32", "i64"})
 
 #: Sizes, element and byte counts must fit XLA's int64 shapes (larger ones abort it).

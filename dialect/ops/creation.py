@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import re
 
-import ml_dtypes
 import numpy as np
 
 from meshir._jax_private import ir
 
 from ..diagnostics import VerifyError
-from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES
+from ..tensor_type import FLOAT_TYPES, INTEGER_TYPES, bfloat16
 from .base import MtfOp, _try, mtf_op
 
 
@@ -90,7 +89,7 @@ def dense_to_numpy(dense) -> np.ndarray:
     elem = str(ir.ShapedType(dense.type).element_type)
     if elem != "bf16":
         raise ValueError(f"cannot read dense elements of type {elem}")
-    bf16 = np.dtype(ml_dtypes.bfloat16)
+    bf16 = bfloat16()
     body = str(dense).split(":")[0]
     raw = re.search(r'"0x([0-9A-Fa-f]*)"', body)
     if raw:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections import ChainMap
 
 import numpy as np
 
@@ -16,7 +17,8 @@ from meshir.dialect.tensor_type import ELEMENT_TYPES
 
 from .types import Local, is_float, tensor_text
 
-_NUMPY = {**ELEMENT_TYPES, "ui32": np.dtype(np.uint32), "i16": np.dtype(np.int16)}
+#: ELEMENT_TYPES and the types only StableHLO code uses (a Mapping: bf16's dtype is made on first use).
+_NUMPY = ChainMap({"ui32": np.dtype(np.uint32), "i16": np.dtype(np.int16)}, ELEMENT_TYPES)
 
 
 def i64_array(values) -> str:

@@ -1,11 +1,15 @@
 """Every use of a private jax/jaxlib path lives here, so a jax upgrade is a one-file change.
 
 `test/python/compat/test_jax_private.py` smoke-tests each name below.
+
+Only jaxlib's MLIR bindings are imported here at module level: the IR side (parsing,
+verifying, printing, passes; `meshir-opt`) needs nothing else, and `import jax` takes about
+1 s. The functions below that need jax import it when called (`_jax()`, or an import of
+their own): jax is heavy, and `meshir-opt`'s start-up is the reason.
 """
-from jax._src import config as _config
-from jax._src import tree_util as _tree_util
-from jax._src.interpreters import pxla
-from jax._src.lib import _jax, xla_client
+import functools
+import types
+
 from jaxlib.mlir import ir, passmanager  # noqa: F401  (re-exported)
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import func, sdy, stablehlo  # noqa: F401  (re-exported)
@@ -15,6 +19,24 @@ from jaxlib.mlir.dialects._ods_common import _cext
 # generated `_ops_gen.py` modules do.
 register_dialect = _cext.register_dialect
 register_operation = _cext.register_operation
+
+
+@functools.cache
+def _jax():
+    """jax's private modules the functions below use, imported on their first call (not at
+    import: see the module docstring); cached, so a call on a hot path costs one lookup."""
+    from jax._src import config, tree_util
+    from jax._src.interpreters import pxla
+    from jax._src.lib import _jax, xla_client
+
+    return types.SimpleNamespace(config=config, tree_util=tree_util, pxla=pxla, _jax=_jax, xla_client=xla_client)
+
+
+def __getattr__(name: str):
+    """`jp.xla_client`, `jp.pxla`, `jp._jax`: module attributes before they became lazy."""
+    if name in ("pxla", "_jax", "xla_client"):
+        return getattr(_jax(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register_dialect_python_module(namespace: str, module) -> None:
@@ -65,7 +87,7 @@ def compile_options(num_partitions: int, devices):
 
 def device_list(devices):
     """The DeviceList PJRT's `compile_and_load` takes as `executable_devices`."""
-    return xla_client.DeviceList(tuple(devices))
+    return _jax().xla_client.DeviceList(tuple(devices))
 
 
 def compile_and_load(module_text: str, devices):
@@ -112,17 +134,16 @@ def abstract_array(shape: tuple[int, ...], dtype, sharding=None):
 def result_handlers(avals, shardings) -> list:
     """jax's C++ result handler per result (aval, NamedSharding): each turns the per-device
     buffers of one result into a committed jax.Array, as jax.jit's own calls do."""
-    return [xla_client.array_result_handler(aval, sharding, committed=True, **_SKIP_CHECKS)
-            for aval, sharding in zip(avals, shardings)]
+    handler = _jax().xla_client.array_result_handler
+    skip = {"_skip_checks": True} if _takes_skip_checks() else {}
+    return [handler(aval, sharding, committed=True, **skip) for aval, sharding in zip(avals, shardings)]
 
 
+@functools.cache
 def _takes_skip_checks() -> bool:
     """jaxlib 0.10's `array_result_handler` takes `_skip_checks`; 0.11 dropped it (and the
     checks it skipped). nanobind writes the signature as the docstring."""
-    return "_skip_checks" in (xla_client.array_result_handler.__doc__ or "")
-
-
-_SKIP_CHECKS = {"_skip_checks": True} if _takes_skip_checks() else {}
+    return "_skip_checks" in (_jax().xla_client.array_result_handler.__doc__ or "")
 
 
 def execute(executable, arrays, handlers) -> list:
@@ -137,8 +158,9 @@ def put_host_arrays(arrays, shardings) -> list:
     `jax.device_put`'s public checks."""
     if not arrays:
         return []
-    reuse = xla_client.ArrayCopySemantics.REUSE_INPUT
-    return pxla.shard_args(shardings, [None] * len(arrays), [reuse] * len(arrays), arrays)
+    private = _jax()
+    reuse = private.xla_client.ArrayCopySemantics.REUSE_INPUT
+    return private.pxla.shard_args(shardings, [None] * len(arrays), [reuse] * len(arrays), arrays)
 
 
 def compiled_executable_and_handlers(compiled):
@@ -167,11 +189,12 @@ def cpp_dispatcher(name: str, cache_miss, shard_host_array):
     return `(results, fastpath_data or None, False)`. It calls `shard_host_array(x, sharding,
     layout)` for each argument that is not a jax.Array.
     """
-    if getattr(pxla.MeshExecutableFastpathData, "_fields", None) != _FASTPATH_FIELDS:
+    private = _jax()
+    if getattr(private.pxla.MeshExecutableFastpathData, "_fields", None) != _FASTPATH_FIELDS:
         return None
     try:
-        return _jax.pjit(name, None, cache_miss, [], [], pxla.JitGlobalCppCacheKeys(),
-                         _tree_util.dispatch_registry, shard_host_array)
+        return private._jax.pjit(name, None, cache_miss, [], [], private.pxla.JitGlobalCppCacheKeys(),
+                                 private.tree_util.dispatch_registry, shard_host_array)
     except TypeError:
         return None
 
@@ -180,16 +203,17 @@ def fastpath_data(executable, results, in_shardings):
     """What `cpp_dispatcher`'s C++ side needs to run `executable` again without Python:
     `results` (a jax.Array or a tuple of them, committed, as the call returned them) give
     the output structure, avals and shardings; every parameter is kept, default layouts."""
-    flat, treedef = _tree_util.dispatch_registry.flatten(results, None)
+    private = _jax()
+    flat, treedef = private.tree_util.dispatch_registry.flatten(results, None)
     count = len(in_shardings)
-    return pxla.MeshExecutableFastpathData(
+    return private.pxla.MeshExecutableFastpathData(
         executable, treedef, list(in_shardings), [r.sharding for r in flat], [r.aval for r in flat],
         [True] * len(flat), [True] * count, [None] * count, [])
 
 
 def jit_disabled() -> bool:
     """Whether `jax.disable_jit()` is in force (jax's C++ dispatch then refuses to run)."""
-    return _config.disable_jit.value
+    return _jax().config.disable_jit.value
 
 
 # -- jax.export: StableHLO that MeshIR lowered, as jax's own exports carry it -----------------
@@ -210,7 +234,7 @@ def portable_artifact_text(data: bytes) -> str:
     from jax._src.interpreters import mlir
 
     with mlir.make_ir_context():
-        return str(_jax.mlir.deserialize_portable_artifact(data))
+        return str(_jax()._jax.mlir.deserialize_portable_artifact(data))
 
 
 def stablehlo_version() -> str:

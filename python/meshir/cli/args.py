@@ -50,6 +50,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would exit(2) with the usage text
         raise UsageError(message)
 
+    def format_help(self) -> str:
+        # The pass list imports every pass module (50-70 ms): made when the help is asked
+        # for, not at every start.
+        if self.epilog is None:
+            self.epilog = passes_help()
+        return super().format_help()
+
 
 def _bool(text: str) -> bool:
     if text.lower() in ("true", "1", "on"):
@@ -64,7 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="meshir-opt",
         usage=USAGE,
         description=DESCRIPTION,
-        epilog=passes_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
         allow_abbrev=False,
