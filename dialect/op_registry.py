@@ -25,9 +25,16 @@ Slots (what a rule receives and returns is documented beside each layer's driver
 A block's terminator (`mtf.yield`) is the drivers' business and has no rules
 (`TERMINATOR`). The completeness test (test/python/dialect/test_op_registry.py) walks OP_CLASSES x
 slots and fails on a gap.
+
+Rules are found, not imported for their effect: `RULE_MODULES` names each slot's family files,
+and the first question about a slot (a lookup, `rule_of`, `gaps`...) imports them, as MLIR
+loads a dialect and xDSL a pass when first asked by name. A layer below the one that holds a
+rule (the dialect's interpreter driver asking for nothing above it; the verifier asking for
+no rule at all) thus imports no file above it, and no driver imports its family files.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -39,6 +46,26 @@ SLOTS = ("interpret", "lower", "lower_global", "vjp", "build")
 REQUIRED_SLOTS = ("interpret", "lower", "vjp", "build")
 #: The "build" rule of an op that only passes create (collectives, barriers).
 INTERNAL = "internal: created by passes, not by an mi function"
+
+#: One file per op family in every layer, named as the op classes' file in dialect/ops/.
+FAMILIES = ("collectives", "contraction", "creation", "cumulative", "dynamic", "elementwise", "indexing", "loops",
+            "selection", "shape")
+#: Each slot's package, and the files beyond its family files that register its rules.
+_PACKAGES = {
+    "interpret": ("meshir.dialect.interpreter", ()),
+    "lower": ("meshir.lowering.stablehlo", ("random", "scatter_add")),
+    "lower_global": ("meshir.lowering.stablehlo", ("gspmd",)),
+    "vjp": ("meshir.transforms.autodiff", ("layout", "calls", "rules")),
+    "build": ("meshir.api.ops", ("composites",)),
+}
+#: Families whose rules of a slot live in another file: the collectives' VJPs in
+#: autodiff/layout.py, the creation ops' zero VJPs in autodiff/rules.py.
+_ELSEWHERE = {("vjp", "collectives"): "layout", ("vjp", "creation"): "rules"}
+#: The modules whose import registers each slot's rules, loaded on the slot's first use.
+RULE_MODULES: dict[str, tuple[str, ...]] = {
+    slot: tuple(f"{package}.{name}" for name in (*FAMILIES, *extra) if (slot, name) not in _ELSEWHERE)
+    for slot, (package, extra) in _PACKAGES.items()
+}
 
 
 class OpRegistryError(MeshIRError):
@@ -55,6 +82,40 @@ class Variant:
 
 _RULES: dict[str, dict[type, object]] = {slot: {} for slot in SLOTS}
 _VARIANTS: dict[str, dict[type, tuple[Variant, ...]]] = {slot: {} for slot in SLOTS}
+_LOADED: set[str] = set()
+
+
+def load(slot: str) -> None:
+    """Import the files that register `slot`'s rules (once); "lower_global" falls back to
+    "lower", so it loads both."""
+    if slot in _LOADED:
+        return
+    _LOADED.add(slot)  # first: a family file that asks its own slot while importing finds it loading
+    for module in RULE_MODULES[slot] + (RULE_MODULES["lower"] if slot == "lower_global" else ()):
+        importlib.import_module(module)
+
+
+def home_of(slot: str, op_class: type) -> str:
+    """The family file where `op_class`'s `slot` rule belongs: what a missing rule names."""
+    package = _PACKAGES[slot][0].removeprefix("meshir.")
+    top, _, rest = package.partition(".")
+    folder = "python/meshir/api" if top == "api" else top
+    family = op_class.__module__.rsplit(".", 1)[-1]
+    family = _ELSEWHERE.get((slot, family), family)
+    return f"{folder}/{rest.replace('.', '/')}/{family}.py"
+
+
+def missing_rule(slot: str, op) -> str:
+    """Why `op` (an op, or an op class) has no `slot` rule: its class, and the file where
+    the rule belongs."""
+    if isinstance(op, type):
+        cls = op
+    else:
+        cls = type(op) if issubclass(type(op), MtfOp) else OP_CLASSES.get(op.operation.name)
+    if cls is None:
+        return f"'{op.operation.name}' is not an mtf op, so it has no {slot!r} rule"
+    return (f"'{cls.OPERATION_NAME}' ({cls.__name__}) has no {slot!r} rule: it belongs in {home_of(slot, cls)}, "
+            f"registered with @rule({slot!r}, {cls.__name__})")
 
 
 def _where(fn) -> str:
@@ -102,16 +163,19 @@ def rule(slot: str, *op_classes: type, when: Callable | None = None):
 
 def rule_of(slot: str, op_class: type):
     """The plain rule of a slot (no variants), or None."""
+    load(slot)
     return _RULES[slot].get(op_class)
 
 
 def variants_of(slot: str, op_class: type) -> tuple[Variant, ...]:
+    load(slot)
     return _VARIANTS[slot].get(op_class, ())
 
 
 def lookup(slot: str, op):
     """The rule that applies to `op` in `slot`: the first variant whose condition holds, else
     the plain rule; None when the op has none (or is not an `mtf` op)."""
+    load(slot)
     cls = type(op)  # an op of a block is an instance of its registered class
     if not issubclass(cls, MtfOp):  # an ir.Operation, or another dialect's op
         cls = OP_CLASSES.get(op.operation.name)
@@ -127,11 +191,14 @@ def lookup(slot: str, op):
 
 def gaps(slots=REQUIRED_SLOTS) -> list[tuple[str, str]]:
     """(op name, slot) of every required rule no layer registered; terminators excepted.
-    Meaningful once every layer is imported (meshir.api imports them all)."""
+    Loads every slot's files first."""
+    for slot in slots:
+        load(slot)
     return [(name, slot) for name, cls in sorted(OP_CLASSES.items()) if not cls.TERMINATOR
             for slot in slots if cls not in _RULES[slot]]
 
 
 def classes_with(slot: str) -> list[type]:
     """The op classes with a plain `slot` rule, in OP_CLASSES order."""
+    load(slot)
     return [cls for cls in OP_CLASSES.values() if cls in _RULES[slot]]

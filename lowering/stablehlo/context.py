@@ -17,7 +17,8 @@ from typing import Callable
 
 from meshir.dialect.diagnostics import MeshIRError, located_error
 from meshir.dialect.mesh import Mesh
-from meshir.dialect.ops import YieldOp
+from meshir.dialect import op_registry
+from meshir.dialect.ops import OP_CLASSES, YieldOp
 from meshir.dialect.tensor_type import TensorType
 
 from . import device
@@ -68,6 +69,8 @@ class FunctionLowering:
             self.b.location = str(op.location)
             rule = self.rule_for(op)
             if rule is None:
+                if op.operation.name in OP_CLASSES:
+                    raise op_error(op, f"cannot be lowered to StableHLO: {op_registry.missing_rule('lower', op)}")
                 raise op_error(op, "cannot be lowered to StableHLO (mtf-lower-to-stablehlo knows mtf ops only)")
             value = rule(self, op)
             values = value if isinstance(value, list) else [value]

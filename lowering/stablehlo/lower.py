@@ -26,8 +26,6 @@ from meshir.dialect.partitioned import verify_partitioned
 from meshir.dialect.signature import function_name, functions, is_mtf_function
 from meshir.dialect.verifier import check_module
 
-# Importing a family module registers its rules.
-from . import collectives, contraction, creation, cumulative, dynamic, elementwise, indexing, loops, random, scatter_add, selection, shape  # noqa: F401
 from . import gspmd
 from .builder import Builder
 from .context import FunctionLowering, op_error

@@ -25,11 +25,11 @@ from meshir._jax_private import func, ir
 from meshir.dialect import op_registry
 from meshir.dialect.call_graph import recursion_message, recursive_call
 from meshir.dialect.diagnostics import Diagnostic, MeshIRError
-from meshir.dialect.ops import LoopOp, MtfOp, ShardOp, is_collective
+from meshir.dialect.ops import OP_CLASSES, LoopOp, MtfOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
-from . import calls, contraction, cumulative, dynamic, elementwise, indexing, layout, loops, selection, shape  # noqa: F401  (register the rules)
+from . import calls  # differentiating a call differentiates its callee's block with this file's driver
 from .emitter import Emitter, free, type_of
 from .rules import differentiable
 
@@ -302,8 +302,10 @@ def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | No
     if not any(r in cts for r in results):
         return
     if op.operation in unsupported:
+        detail = (" (its callee has no body)" if op.operation.name == "func.call" else
+                  f" ({op_registry.missing_rule('vjp', op)})" if op.operation.name in OP_CLASSES else "")
         raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': it has no VJP rule"
-                            + (" (its callee has no body)" if op.operation.name == "func.call" else ""),
+                            + detail,
                             located=True)
     operands = list(op.operation.operands)
     em.loc = op.location
