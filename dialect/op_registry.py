@@ -55,7 +55,7 @@ _PACKAGES = {
     "interpret": ("meshir.dialect.interpreter", ()),
     "lower": ("meshir.lowering.stablehlo", ("random", "scatter_add")),
     "lower_global": ("meshir.lowering.stablehlo", ("gspmd",)),
-    "vjp": ("meshir.transforms.autodiff", ("layout", "calls", "rules")),
+    "vjp": ("meshir.transforms.autodiff", ("layout", "rules")),
     "build": ("meshir.api.ops", ("composites",)),
 }
 #: Families whose rules of a slot live in another file: the collectives' VJPs in
@@ -91,7 +91,9 @@ def load(slot: str) -> None:
     if slot in _LOADED:
         return
     _LOADED.add(slot)  # first: a family file that asks its own slot while importing finds it loading
-    for module in RULE_MODULES[slot] + (RULE_MODULES["lower"] if slot == "lower_global" else ()):
+    if slot == "lower_global":
+        load("lower")
+    for module in RULE_MODULES[slot]:
         importlib.import_module(module)
 
 
@@ -108,10 +110,7 @@ def home_of(slot: str, op_class: type) -> str:
 def missing_rule(slot: str, op) -> str:
     """Why `op` (an op, or an op class) has no `slot` rule: its class, and the file where
     the rule belongs."""
-    if isinstance(op, type):
-        cls = op
-    else:
-        cls = type(op) if issubclass(type(op), MtfOp) else OP_CLASSES.get(op.operation.name)
+    cls = op if isinstance(op, type) else _class_of(op)
     if cls is None:
         return f"'{op.operation.name}' is not an mtf op, so it has no {slot!r} rule"
     return (f"'{cls.OPERATION_NAME}' ({cls.__name__}) has no {slot!r} rule: it belongs in {home_of(slot, cls)}, "
@@ -172,15 +171,20 @@ def variants_of(slot: str, op_class: type) -> tuple[Variant, ...]:
     return _VARIANTS[slot].get(op_class, ())
 
 
+def _class_of(op) -> type | None:
+    """The registered class of an op: its own (an op of a block is an instance of it), or the
+    one of its name for an ir.Operation; None for another dialect's op."""
+    cls = type(op)
+    return cls if issubclass(cls, MtfOp) else OP_CLASSES.get(op.operation.name)
+
+
 def lookup(slot: str, op):
     """The rule that applies to `op` in `slot`: the first variant whose condition holds, else
     the plain rule; None when the op has none (or is not an `mtf` op)."""
     load(slot)
-    cls = type(op)  # an op of a block is an instance of its registered class
-    if not issubclass(cls, MtfOp):  # an ir.Operation, or another dialect's op
-        cls = OP_CLASSES.get(op.operation.name)
-        if cls is None:
-            return None
+    cls = _class_of(op)
+    if cls is None:
+        return None
     variants = _VARIANTS[slot].get(cls)
     if variants:
         for variant in variants:

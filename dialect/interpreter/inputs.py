@@ -91,9 +91,7 @@ def check_floats_fit(array: np.ndarray, converted: np.ndarray, t: TensorType, wh
     answer. Infinities and NaNs pass through; underflow to zero or a subnormal is rounding."""
     if _kind(t.dtype) != "f" or converted.dtype == array.dtype or not array.size:
         return
-    overflowed = np.isinf(converted) & ~np.isinf(array)
-    if is_float(array.dtype):
-        overflowed &= ~np.isnan(array)
+    overflowed = np.isinf(converted) & ~np.isinf(array)  # a NaN stays NaN
     if overflowed.any():
         where = tuple(int(i) for i in np.argwhere(overflowed)[0])
         count = int(overflowed.sum())
