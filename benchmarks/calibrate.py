@@ -1,6 +1,6 @@
 """The cost model's constants measured on this machine: `mi.calibrate()` on a 4×2 mesh of
 8 CPU devices, written where the `cpu-virtual` row of the device-kinds table
-(transforms/device_kinds.py) takes its figures from.
+(transforms/analysis/device_kinds.py) takes its figures from.
 
     python benchmarks/calibrate.py            # writes results/calibration.md and .json
     python benchmarks/calibrate.py --repeats 21
@@ -40,7 +40,7 @@ def markdown(meta: dict, data: dict) -> str:
         "every axis, so all 8 devices multiply at once on the 2 shared cores. **Links**: all_gather of "
         "x[a, 256] f32 with a split over one axis, seven shard sizes per axis, fitted to the cost model's "
         "`ring_steps·α + ring_bytes/β` with a large-message β beyond a knee (non-negative least squares on relative error). The `cpu-virtual` "
-        "row of transforms/device_kinds.py is the device below (rounded).",
+        "row of transforms/analysis/device_kinds.py is the device below (rounded).",
         "",
         "| figure | value |",
         "|---|---:|",

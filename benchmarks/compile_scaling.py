@@ -43,9 +43,9 @@ def time_passes(mesh_axes: dict, layers: int, repeats: int = 3) -> dict:
     from meshir.dialect.layout_rules import LayoutRules
     from meshir.dialect.modes import EXPLICIT, GSPMD
     from meshir.transforms import Pipeline
-    from meshir.transforms.insert_collectives import InsertCollectivesPass
-    from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
-    from meshir.transforms.propagate_sharding import PropagateShardingPass
+    from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
+    from meshir.transforms.passes.lower_to_stablehlo import LowerToStableHLOPass
+    from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
 
     samples = {p: [] for p in PHASES + ("lower_gspmd", "build", "passes_wall")}
     clock = time.process_time

@@ -6,7 +6,7 @@ instruction (and the `-start` halves of their async forms; `-done` halves are sk
 parsed for its result shape, its operands' shapes (looked up by name in the same
 computation) and its replica groups (`{{0,1},{2,3}}`, the iota form `[4,2]<=[2,4]T(1,0)`, or
 `{}` = all partitions). Bytes per device use the ring formulas of MeshIR's planner
-(transforms/cost_model.py), with B the bytes of one device's operand and n the
+(transforms/analysis/cost_model.py), with B the bytes of one device's operand and n the
 group size:
 
     all-reduce          2 (n-1)/n B
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from meshir.transforms.cost_model import ring_bytes
+from meshir.transforms.analysis.cost_model import ring_bytes
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 
@@ -163,7 +163,7 @@ def replica_groups(attrs: str, num_partitions: int) -> list[list[int]] | None:
 
 
 def collective_bytes(kind: str, operand_bytes: int, n: int, sends: bool = True) -> int:
-    """Bytes one device sends: MeshIR's own ring formulas (transforms/cost_model.py)."""
+    """Bytes one device sends: MeshIR's own ring formulas (transforms/analysis/cost_model.py)."""
     if kind not in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"):
         raise ValueError(kind)
     if kind == "collective-permute" and not sends:

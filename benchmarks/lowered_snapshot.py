@@ -27,11 +27,11 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 def lowered_text(prog, rules: dict, mode: str, narrow_dots: bool = False) -> str:
     """The StableHLO `mi.compile` would hand to PJRT, as text."""
     from meshir.api import _checks as checks
-    from meshir.api.compilation.compile import prepared_source
+    from meshir.api.compilation.source import prepared_source
     from meshir.dialect.context import get_context
     from meshir.transforms import Pipeline
-    from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
-    from meshir.transforms.partition import partition_passes
+    from meshir.transforms.passes.lower_to_stablehlo import LowerToStableHLOPass
+    from meshir.transforms.passes.partition import partition_passes
 
     source, _ = prepared_source(prog, None, None)
     passes = partition_passes(source, checks.layout_rules(rules, "layout rules"), checks.cost_model(None), mode)

@@ -4,7 +4,7 @@
     python benchmarks/memory_estimate.py --quick    # the quick sizes (smoke run)
 
 Each benchmark case (cases.py: 5 models × dp/mp/2d on the 8-device mesh) is compiled with
-`mi.compile`; the estimate is `exe.compile_report.memory` (transforms/memory_estimate.py:
+`mi.compile`; the estimate is `exe.compile_report.memory` (transforms/analysis/memory_estimate.py:
 arguments + results + peak live temporaries of the partitioned program, counting only
 buffers that survive fusion), XLA's figure is argument + output + temp − alias from
 `exe.memory_analysis()`. The ratio is estimate / XLA; the target is within ±25%.

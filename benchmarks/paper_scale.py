@@ -237,16 +237,16 @@ def meshir_estimate_only(cfg, mesh_axes: dict, rules: dict, remat: bool = True) 
     import meshir as mi
     from lm import model
     from meshir.api import _checks as checks
-    from meshir.transforms.partition import partition_passes
+    from meshir.transforms.passes.partition import partition_passes
     from meshir.dialect import get_context
     from meshir.transforms import Pipeline
-    from meshir.transforms.cost_model import BYTES
-    from meshir.transforms.inline_calls import inline_calls
+    from meshir.transforms.analysis.cost_model import BYTES
+    from meshir.transforms.passes.inline_calls import InlineCallsPass
 
     step = model.train_step(cfg, mi.Mesh(dict(mesh_axes)), remat=remat, stacked=True)
     with get_context():
         module = checks.module_of(step, "the step").operation.clone()
-        inline_calls(module)
+    Pipeline([InlineCallsPass()]).apply(module)
     Pipeline(partition_passes(module, checks.layout_rules(rules, "rules"), checks.cost_model(None))).apply(module)
     estimate = BYTES.memory(module)
     return dict(estimate.categories, total=estimate.total)
@@ -757,7 +757,7 @@ NOTES = [
     "XLA's CPU SPMD partitioner emits an all-reduce and a slice for that (no reduce-scatter appears in its HLO), "
     "then all-gathers the updated parameters. A parameter is split over the data axes on its largest dim not "
     "split yet that they divide (else its largest split dim, further); MeshIR's choice is train_step's.",
-    "- **MeshIR's memory estimate** assumes no donation (transforms/memory_estimate.py): the donated figure "
+    "- **MeshIR's memory estimate** assumes no donation (transforms/analysis/memory_estimate.py): the donated figure "
     "subtracts the results, which live in the donated arguments' buffers.",
     "- **Microbatches** (`mi.train_step(microbatches={'batch': k})`; on the jax.jit side a scan of value_and_grad "
     "over k slices of the batch, the gradients accumulated in the update's layout) shrink what one layer holds "

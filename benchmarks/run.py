@@ -184,7 +184,7 @@ def markdown(meta: dict, results: list[dict], goal: dict, scaling: dict | None) 
               "`collective-permute` instructions (and async `-start` forms). Each gives its operands' shapes "
               "(looked up by name in its computation) and its group size from `replica_groups` in any of XLA's "
               "printed forms (explicit `{{0,1},...}`, iota `[4,2]<=[8]`, mesh-axes `mesh['x'=4,'y'=2] {'y'}`). "
-              "Bytes per device use the ring formulas of MeshIR's planner (transforms/cost_model.py): "
+              "Bytes per device use the ring formulas of MeshIR's planner (transforms/analysis/cost_model.py): "
               "all-reduce 2(n-1)/n·B, all-gather (n-1)·B, reduce-scatter and all-to-all (n-1)/n·B, "
               "collective-permute B, with B one device's operand bytes. For explicit mode the planner's own "
               f"figure (`exe.report()`, JSON `planner`) equals the HLO's on {goal['planner_agrees']}.",

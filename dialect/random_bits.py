@@ -20,6 +20,7 @@ index in the global shape, modulo 2**32.
 from __future__ import annotations
 
 import numpy as np
+from .tensor_type import ELEMENT_TYPES
 
 SEED_SALT = 0x5BD1E995
 SECOND_STREAM_SALT = 0x68E31DA4
@@ -75,8 +76,6 @@ def linear_index(shape) -> np.ndarray:
 
 def uniform(seed: int, shape, minval: float, maxval: float, element_type: str) -> np.ndarray:
     """Uniform samples in [minval, maxval) of `element_type`, over a global shape."""
-    from .tensor_type import ELEMENT_TYPES
-
     work, out = working_dtype(element_type), ELEMENT_TYPES[element_type]
     u = uniform01(random_bits(seed, linear_index(shape)), PRECISION_BITS[element_type], work.type)
     values = (work.type(minval) + (work.type(maxval) - work.type(minval)) * u).astype(out)
@@ -86,8 +85,6 @@ def uniform(seed: int, shape, minval: float, maxval: float, element_type: str) -
 
 def normal(seed: int, shape, mean: float, stddev: float, element_type: str) -> np.ndarray:
     """Normal samples of `element_type` over a global shape, by Box-Muller."""
-    from .tensor_type import ELEMENT_TYPES
-
     work = working_dtype(element_type).type
     index = linear_index(shape)
     u1 = uniform01(random_bits(seed, index, 0), 24, work)

@@ -13,6 +13,7 @@ from .signature import NAME_ATTR
 from .tensor_type import TensorType, TypeContentError, TypeSyntaxError
 from .verdicts import Verdicts
 from .walk import named_attributes
+from .context import mlir_error_diagnostics
 
 
 def verify_module(module) -> list[Diagnostic]:
@@ -23,8 +24,6 @@ def verify_module(module) -> list[Diagnostic]:
     try:
         module_op.verify()
     except ir.MLIRError as e:
-        from .context import mlir_error_diagnostics
-
         return mlir_error_diagnostics(e)
     diags: list[Diagnostic] = []
     meshes = _meshes(module_op, diags)

@@ -160,14 +160,14 @@ class MtfOp(ir.OpView):
     #: (docs/partitioning.md, "Linear uses"); see dialect/linearity.py for the rule names.
     LINEAR: dict[str, str] = {}
     #: The element type the op computes in under a mixed-precision policy (mi.Precision,
-    #: transforms/precision.py): "follow" (the widest of its float operands, the result's
+    #: transforms/passes/precision.py): "follow" (the widest of its float operands, the result's
     #: float type with them), "compute" (the policy's narrow type: contractions), "range"
     #: (float32: exp, log, rsqrt, sums, whose results need range), "declared" (the types as
     #: written: casts, loops, yields), "weak" (a made value that takes the type of what it
     #: meets, like a JAX weak type: constants, iota, random values).
     PRECISION = "follow"
     #: What the op's result costs in memory once XLA has fused, for the liveness walk of the
-    #: memory estimate (transforms/memory_estimate.py; the layout search's too):
+    #: memory estimate (transforms/analysis/memory_estimate.py; the layout search's too):
     #: "buffer" (a buffer of its own), "fused" (XLA fuses it into its users: a buffer only when
     #: a user materializes its operands or several ops read it, and then it may take over an
     #: operand's buffer that dies there, of the same size: elementwise and layout-only ops,

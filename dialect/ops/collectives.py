@@ -134,7 +134,7 @@ class _CollectiveOp(_GlobalIdentityOp):
     @classmethod
     def ring_bytes(cls, shard: int, n: int) -> int:
         """Bytes one device sends over a group of `n` devices (a ring), its operand shard
-        being `shard` bytes: every step's piece (the cost model's bytes, transforms/cost_model.py)."""
+        being `shard` bytes: every step's piece (the cost model's bytes, transforms/analysis/cost_model.py)."""
         return cls.ring_steps(n) * shard // (n if cls.SENDS_PIECES else 1)
 
     @classmethod

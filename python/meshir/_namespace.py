@@ -10,8 +10,8 @@ from meshir.dialect import (
 )
 from meshir.lowering.runtime.process_local import process_local
 from meshir.dialect.call_site import hide_from_error_locations
-from meshir.transforms.cost_model import AxisLink, CostModel
-from meshir.transforms.device_kinds import DEVICE_KINDS, DeviceKind
+from meshir.transforms.analysis.cost_model import AxisLink, CostModel
+from meshir.transforms.analysis.device_kinds import DEVICE_KINDS, DeviceKind
 
 # The program model
 from meshir.api.programs.dims import Dim
@@ -86,5 +86,17 @@ from meshir.api.calibration.calibrate import Calibration, calibrate
 from meshir.api.checkpoints.store import Checkpoints
 
 from meshir._public_names import PUBLIC_NAMES
+
+# What a lower layer calls in a higher one, handed down once here (docs/architecture.md, "Arrows")
+from meshir.api.compilation.compile import install_vjp_compiler
+from meshir.api.eager.dispatch import run_eagerly
+from meshir.api.interop.vjp import vjp_compiler
+from meshir.api.ops import elementwise as _elementwise
+from meshir.api.ops._builder import install_eager
+from meshir.api.programs.named_value import install_operators
+
+install_operators(_elementwise)  # Tensor and mi.Array operators are the elementwise op functions
+install_eager(run_eagerly)  # op functions run at once on mi.Arrays
+install_vjp_compiler(vjp_compiler)  # jax.grad through an executable runs MeshIR's own gradient
 
 __all__ = list(PUBLIC_NAMES)

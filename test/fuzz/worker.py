@@ -21,8 +21,8 @@ from outcomes import classify, signature
 
 def _registry() -> dict:
     """Pass names and options of the tree under test (the fuzzer mutates pipelines with them)."""
-    from meshir.transforms.registry import PASSES, pass_options
-    from meshir.transforms.upstream import UPSTREAM_PASSES
+    from meshir.transforms.infra.registry import PASSES, pass_options
+    from meshir.transforms.infra.upstream import UPSTREAM_PASSES
 
     meshir = {}
     for name, cls in PASSES.items():

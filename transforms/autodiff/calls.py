@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from meshir._jax_private import func, ir
 from meshir.dialect.ops import UNARY_CLASSES
 from meshir.dialect.signature import function_name, functions, signature
-from meshir.transforms.inline_calls import MARKS, clone_ops
+from meshir.transforms.passes.inline_calls import MARKS, clone_ops
 
-from .emitter import free, type_of
+from .emitter import erase_dead_ops, free, type_of
 
 REMAT_ATTR, CUSTOM_VJP_ATTR = MARKS
 
@@ -60,27 +60,25 @@ class SplitCallee:
     results: int
 
 
-def split_callee(callee) -> SplitCallee:
-    """`@f_fwd` and `@f_bwd` of `callee`, built on first use."""
+def split_callee(callee, differentiate) -> SplitCallee:
+    """`@f_fwd` and `@f_bwd` of `callee`, built on first use. `differentiate(fn, block, sig)`:
+    the gradient of a function's block in place, returning its sweep (gradient.py's driver,
+    passed down: it calls this file for the calls it meets)."""
     name = function_name(callee)
     split = SplitCallee(f"{name}_fwd", f"{name}_bwd", len(signature(callee).result_types))
     module = callee.operation.parent
     if not any(function_name(f) == split.fwd for f in functions(module)):
-        _build_split(callee, split)
+        _build_split(callee, split, differentiate)
     return split
 
 
-def _build_split(callee, split: SplitCallee) -> None:
-    from .gradient import differentiate_block, to_global_form  # gradient.py calls back into this file
-
+def _build_split(callee, split: SplitCallee, differentiate) -> None:
     sig = signature(callee)
     work = callee.operation.clone(ip=ir.InsertionPoint.after(callee))
     work.attributes["sym_name"] = ir.StringAttr.get(f"{split.fwd}_and_bwd")
     try:
         block = work.regions[0].blocks[0]
-        to_global_form(block)
-        sweep = differentiate_block(work, block, sig, seeds=float_indices(sig.result_types),
-                                    wrt=float_indices(sig.arg_types), cotangent=True, with_value=False)
+        sweep = differentiate(work, block, sig)
         ops = list(block.operations)
         forward, backward, ret = ops[:sweep.forward_ops], ops[sweep.forward_ops:-1], ops[-1]
         n_args = len(sig.arg_types)
@@ -115,8 +113,6 @@ def _new_function(name, after, inputs, outputs, attrs):
 
 
 def _fill(fn, ops, mapping, results) -> None:
-    from .gradient import erase_dead_ops
-
     block = fn.regions[0].blocks[0]
     ret_ip = ir.InsertionPoint(block)
     clone_ops(ops, mapping, ret_ip)
@@ -133,9 +129,9 @@ class SavedCall:
     residuals: list
 
 
-def save_forward(call):
+def save_forward(call, differentiate):
     """Replace a plain call of `@f` by a call of `@f_fwd`; return the new call and its SavedCall."""
-    split = split_callee(callee_of(call))
+    split = split_callee(callee_of(call), differentiate)
     new = _call(split.fwd, call.operation.operands, call.location, ir.InsertionPoint(call))
     results = list(new.results)
     for old, value in zip(call.operation.results, results):
@@ -144,7 +140,7 @@ def save_forward(call):
     return new, SavedCall(split, results[split.results:])
 
 
-def pull_back(em, call, cts: dict, saved: SavedCall | None) -> dict[int, ir.Value]:
+def pull_back(em, call, cts: dict, saved: SavedCall | None, differentiate) -> dict[int, ir.Value]:
     """Cotangents of the float operands of `call` (by operand index), given its results'.
     `saved`: the call is one of `@f_fwd` made by save_forward; None: a call of `@f` itself."""
     operands = list(call.operation.operands)
@@ -156,7 +152,7 @@ def pull_back(em, call, cts: dict, saved: SavedCall | None) -> dict[int, ir.Valu
     elif saved is not None:
         grads = _call(saved.split.bwd, saved.residuals + result_cts, em.loc, em.ip).results
     else:  # rematerialized: the forward again, behind barriers
-        split = split_callee(callee_of(call))
+        split = split_callee(callee_of(call), differentiate)
         barred = [_after(_barrier(v, em), result_cts, em) for v in operands]
         residuals = list(_call(split.fwd, barred, em.loc, em.ip).results)[split.results:]
         grads = _call(split.bwd, residuals + result_cts, em.loc, em.ip).results

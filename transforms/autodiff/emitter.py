@@ -19,6 +19,7 @@ from meshir.dialect.ops import (
     EinsumOp,
     OneHotOp,
     PadOp,
+    MtfOp,
     ReduceSumOp,
     RenameOp,
     ReshapeOp,
@@ -181,3 +182,16 @@ class Emitter:
         t = type_of(ids)
         dims = [Dimension(d.name, d.size) for d in t.dims] + [Dimension(depth.name, depth.size)]
         return self.emit(OneHotOp, TensorType(tuple(dims), element_type), [ids])
+
+
+def erase_dead_ops(block) -> None:
+    """Erase `mtf` ops and calls whose results nothing uses (all `mtf` ops are pure, and so
+    are functions made of them)."""
+    used: set = set()
+    for op in reversed(list(block.operations)):
+        results = list(op.operation.results)
+        pure = isinstance(op, MtfOp) or op.operation.name == "func.call"
+        if pure and results and not any(r in used for r in results):
+            op.operation.erase()
+            continue
+        used.update(op.operation.operands)

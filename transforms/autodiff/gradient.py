@@ -29,8 +29,8 @@ from meshir.dialect.ops import OP_CLASSES, LoopOp, MtfOp, ShardOp, is_collective
 from meshir.dialect.signature import NAME_ATTR, entry_function, function_name, functions, signature
 from meshir.dialect.tensor_type import TensorType
 
-from . import calls  # differentiating a call differentiates its callee's block with this file's driver
-from .emitter import Emitter, free, type_of
+from . import calls
+from .emitter import Emitter, erase_dead_ops, free, type_of
 from .rules import differentiable
 
 COTANGENT_NAME = "cotangent"
@@ -231,7 +231,7 @@ class _Differentiator:
         for op in list(self.block.operations):
             if _differentiable_call(op) and not calls.is_remat(op) and calls.custom_vjp_of(op) is None \
                     and any(r in self.active for r in op.operation.results):
-                new, saved = calls.save_forward(op)
+                new, saved = calls.save_forward(op, differentiate_callee)
                 self.active.update(r for r in new.results if _is_float(r))
                 self.saved[new.results[0]] = saved
 
@@ -310,7 +310,7 @@ def pull_back(em, op, cts: dict, active: set, unsupported: set, saved: dict | No
     operands = list(op.operation.operands)
     em.loc = op.location
     if _differentiable_call(op):
-        pulled = calls.pull_back(em, op, cts, (saved or {}).get(results[0]))
+        pulled = calls.pull_back(em, op, cts, (saved or {}).get(results[0]), differentiate_callee)
     else:
         wanted = frozenset(i for i in differentiable(op) if operands[i] in active)
         if not wanted:
@@ -334,14 +334,9 @@ def _result_cotangents(em, op, cts: dict):
     return [cts[r] if r in cts else (em.zeros(free(type_of(r))) if _is_float(r) else None) for r in results]
 
 
-def erase_dead_ops(block) -> None:
-    """Erase `mtf` ops and calls whose results nothing uses (all `mtf` ops are pure, and so
-    are functions made of them)."""
-    used: set = set()
-    for op in reversed(list(block.operations)):
-        results = list(op.operation.results)
-        pure = isinstance(op, MtfOp) or op.operation.name == "func.call"
-        if pure and results and not any(r in used for r in results):
-            op.operation.erase()
-            continue
-        used.update(op.operation.operands)
+def differentiate_callee(fn, block, sig):
+    """The gradient of a callee's body in place (every float argument, cotangents of every
+    float result): what calls.py splits into `@f_fwd` and `@f_bwd`."""
+    to_global_form(block)
+    return differentiate_block(fn, block, sig, seeds=calls.float_indices(sig.result_types),
+                               wrt=calls.float_indices(sig.arg_types), cotangent=True, with_value=False)

@@ -24,8 +24,9 @@ from meshir.dialect.ops import ScanOp, ShardOp, WhileOp, YieldOp
 from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.walk import named_attributes
 
-from ..inline_calls import clone_ops
+from ..passes.inline_calls import clone_ops
 from .emitter import Emitter, free, type_of
+from .gradient import AutodiffError, active_values, pull_back
 from .rules import vjp
 
 
@@ -38,8 +39,6 @@ def _scan(em, op, ct, wanted):
 
 @vjp(WhileOp)
 def _while(em, op, ct, wanted):
-    from .gradient import AutodiffError
-
     raise AutodiffError(op.location, f"cannot differentiate through '{op.operation.name}': its trip count is not "
                         "static (differentiate an mi.scan or mi.fori_loop)", located=True)
 
@@ -91,8 +90,6 @@ def _saving_carries(op):
 
 
 def _backward_scan(em: Emitter, op, saved: list, result_cts: list) -> dict:
-    from .gradient import active_values, pull_back
-
     carries, xs_n, inv_n = op.carried, op.xs_count, op.invariant_count
     length, dim = op.attr("length"), op.attr("dim")
     operands = list(op.operation.operands)

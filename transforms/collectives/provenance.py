@@ -12,7 +12,7 @@ from meshir.dialect.ops import ShardOp
 from meshir.dialect.provenance import OP, SHARD, WRITTEN, LayoutSource, Provenance, collective_dims
 from meshir.dialect.tensor_type import TensorType, format_axes
 
-from ..cost_model import HALO_EXCHANGE
+from ..analysis.cost_model import HALO_EXCHANGE
 
 
 def _changed(have: TensorType, need: TensorType) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from meshir.dialect.ops import ScanOp, is_collective
 from meshir.dialect.provenance import Provenance, collective_dims, provenance_of
 from meshir.dialect.signature import defined_functions, function_name
 from meshir.dialect.tensor_type import TensorType
-from meshir.transforms.cost_model import HALO_EXCHANGE
+from meshir.transforms.analysis.cost_model import HALO_EXCHANGE
 
 #: What a halo exchange is on the wire, and what XLA's HLO and the docs call it.
 PERMUTE = "collective_permute"

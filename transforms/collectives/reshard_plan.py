@@ -2,7 +2,7 @@
 
 A value's layout on the mesh (each dim's ordered mesh axes, plus the pending reduction axes)
 is a state; each collective that applies to it is an edge to the state its `result_of`
-gives, priced by the cost model (transforms/cost_model.py: bytes per device by default, or
+gives, priced by the cost model (transforms/analysis/cost_model.py: bytes per device by default, or
 α–β time when asked). Dijkstra's search from the source finds the cheapest sequence to the
 target; ties go to fewer collectives, then to the first in a fixed order of edges, so plans
 are deterministic. Every intermediate state is a legal type (one use per axis, each split
@@ -43,7 +43,7 @@ from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.ops import AllGatherOp, AllReduceOp, AllSliceOp, AllToAllOp, CollectivePermuteOp, ReduceScatterOp
 from meshir.dialect.tensor_type import TensorType
 
-from ..cost_model import BYTES, Cost, CostModel, group_size
+from ..analysis.cost_model import BYTES, Cost, CostModel, group_size
 
 
 @dataclass(frozen=True)

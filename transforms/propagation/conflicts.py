@@ -11,7 +11,7 @@ MAX_TRIALS solves per function beyond the first. A priority is never crossed: a 
 constraint still beats any written layout, which beats any rule, whatever they cost.
 
 The cost of an outcome is what collective insertion will spend on it, from the one cost model
-(transforms/cost_model.py, the planner's objective: bytes per device by default):
+(transforms/analysis/cost_model.py, the planner's objective: bytes per device by default):
 - every reshard propagation leaves (an operand an op sees in another layout than it has, a
   result kept in another layout than its op computes), priced by the reshard planner, once
   per value and layout (canonicalization merges equal collectives), for the ops whose
@@ -32,8 +32,8 @@ from meshir.dialect.ops import YieldOp
 from meshir.dialect.tensor_type import TensorType
 
 from ..collectives.reshard_plan import plan_cost, plan_reshard
-from ..cost_model import BYTES, Cost, CostModel, group_size
-from .op_rules import OpRule
+from ..analysis.cost_model import BYTES, Cost, CostModel, group_size
+from .rule import OpRule
 from .program_values import FunctionValues
 from .reshards import final_type, laid_out_ops, op_layouts, seen_as
 from .seeds import Seed

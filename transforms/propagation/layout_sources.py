@@ -23,7 +23,7 @@ from meshir.dialect.provenance import (
 )
 from meshir.dialect.tensor_type import TensorType, format_axes
 
-from .op_rules import OpRule
+from .rule import OpRule
 from .program_values import FunctionValues
 from .seeds import ANNOTATION, SHARD as SHARD_PRIORITY
 from .solver import Solver

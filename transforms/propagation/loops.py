@@ -20,7 +20,7 @@ from meshir._jax_private import ir
 from meshir.dialect.ops import LoopOp, ScanOp, ShardOp
 from meshir.dialect.walk import ops_within
 
-from .op_rules import Member, OpRule
+from .rule import Member, OpRule
 from .program_values import FunctionValues
 
 

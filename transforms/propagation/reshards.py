@@ -21,7 +21,8 @@ from meshir.dialect.tensor_type import TensorType
 from meshir.dialect.layout_projection import merge_layouts, merge_prefix, split_layout
 
 from .layout_sources import op_provenance, reshard_provenance
-from .op_rules import OpRule, changes_layout
+from .op_rules import changes_layout
+from .rule import OpRule
 from .program_values import FunctionValues
 from .solver import WEAKEST, Solver
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from meshir.dialect.diagnostics import Diagnostic, MeshIRError, MeshIRValueError
+from meshir.dialect.diagnostics import Diagnostic, MeshIRError, MeshIRValueError, format_location
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.ops import MtfOp, ShardOp
 from meshir.dialect.tensor_type import format_axes
@@ -131,6 +131,4 @@ def check_shard_conflicts(values: FunctionValues) -> None:
 
 
 def _where(op) -> str:
-    from meshir.dialect.diagnostics import format_location
-
     return format_location(op.location)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
-from .op_rules import OpRule
+from .rule import OpRule
 from meshir.dialect.layout_projection import legalize, merge_prefix, split_layout
 from .program_values import FunctionValues
 from .seeds import RENAMED_RULE, RULE, Seed

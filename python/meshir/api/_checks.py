@@ -19,8 +19,8 @@ from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes, valid_name
 from meshir.dialect.signature import defined_functions
 from meshir.dialect.tensor_type import format_axes
-from meshir.transforms.cost_model import BYTES, CostModel
-from meshir.transforms.memory_estimate import parse_bytes
+from meshir.transforms.analysis.cost_model import BYTES, CostModel
+from meshir.transforms.analysis.memory_estimate import parse_bytes
 
 from meshir.api.programs.dims import Dim
 from meshir.api.programs._locations import call_site_location, located_error

@@ -20,7 +20,7 @@ MOVED_MODULES = {
     "meshir.api." + old: "meshir.api." + new for old, new in {
         "collectives": "ops.collectives", "composites": "ops.composites", "contraction": "ops.contraction",
         "creation": "ops.creation", "elementwise": "ops.elementwise", "indexing": "ops.indexing",
-        "loops": "ops.loops", "shape_ops": "ops.shape", "builder": "ops._builder", "bodies": "ops._bodies",
+        "loops": "ops.loops", "shape_ops": "ops.shape", "builder": "ops._builder", "bodies": "programs._bodies",
         "program": "programs.program", "dims": "programs.dims", "tensor": "programs.tensor", "precision": "programs.precision",
         "subfunction": "programs._subfunction", "locations": "programs._locations",
         "grad": "training.grad", "custom_gradient": "training.custom_gradient", "remat": "training.remat",

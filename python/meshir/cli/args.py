@@ -11,8 +11,8 @@ import argparse
 from dataclasses import dataclass
 
 from meshir.transforms import PASSES
-from meshir.transforms.registry import PassInfo, did_you_mean
-from meshir.transforms.upstream import UPSTREAM_PASSES
+from meshir.transforms.infra.registry import PassInfo, did_you_mean
+from meshir.transforms.infra.upstream import UPSTREAM_PASSES
 
 from .split_input import SPLIT_MARKER
 

@@ -15,8 +15,8 @@ import traceback
 from meshir.dialect import Diagnostic, MeshIRError, parse_module, verify_module
 from meshir.dialect.nesting import MAX_NESTING, nesting_problem
 from meshir.transforms import PipelineError, build_pass_manager, parse_pipeline
-from meshir.transforms.pass_manager import HOOK_PASS_NAME, known_pass_names
-from meshir.transforms.registry import did_you_mean
+from meshir.transforms.infra.pass_manager import HOOK_PASS_NAME, known_pass_names
+from meshir.transforms.infra.registry import did_you_mean
 
 from . import expected_diagnostics
 from .args import UsageError, build_parser, cli_option_names, split_pass_flags

@@ -11,9 +11,9 @@ from meshir.dialect import get_context
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.provenance import RULE
 from meshir.transforms import Pipeline
-from meshir.transforms.canonicalize import CanonicalizePass
-from meshir.transforms.insert_collectives import InsertCollectivesPass
-from meshir.transforms.propagate_sharding import PropagateShardingPass
+from meshir.transforms.passes.canonicalize import CanonicalizePass
+from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
+from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples"
 sys.path.insert(0, str(EXAMPLES))

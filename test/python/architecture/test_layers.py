@@ -347,7 +347,7 @@ def test_no_import_time_cycle():
 def test_importing_the_transforms_package_imports_no_pass():
     """`meshir.transforms` (the registry, pass manager, pipeline syntax) executes no pass
     module when imported: a pass is imported when it is asked for by name."""
-    from meshir.transforms.registry import PASS_MODULES
+    from meshir.transforms.infra.registry import PASS_MODULES
 
     graph = import_time_graph()
     reached, todo = set(), ["meshir.transforms"]
@@ -363,7 +363,7 @@ def test_passes_are_imported_on_lookup():
     script = """
 import json, sys
 from meshir.transforms import PASSES
-from meshir.transforms.registry import PASS_MODULES
+from meshir.transforms.infra.registry import PASS_MODULES
 before = set(sys.modules)
 names = sorted(PASSES)
 assert "mtf-verify" in PASSES and "mtf-no-such-pass" not in PASSES and PASSES.get("mtf-no-such-pass") is None
@@ -382,7 +382,7 @@ print(json.dumps([names == sorted(PASS_MODULES), classes == PASS_MODULES]))
 def test_every_registered_pass_is_in_the_table():
     """A `@register_pass` class in transforms/ is listed in registry.PASS_MODULES under its NAME
     and its module (else `meshir-opt --help` and pipelines would not find it)."""
-    from meshir.transforms.registry import PASS_MODULES
+    from meshir.transforms.infra.registry import PASS_MODULES
 
     declared = {}
     for module, path in modules().items():

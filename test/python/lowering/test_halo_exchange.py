@@ -200,7 +200,7 @@ def test_gradient_through_a_halo_shift(wrap):
 
 
 def test_halo_bytes_are_the_rows_sent():
-    from meshir.transforms.cost_model import halo_bytes
+    from meshir.transforms.analysis.cost_model import halo_bytes
 
     t = TensorType.parse("!mtf.tensor<b=8@x, d=64@y, bf16>")
     assert halo_bytes(t, "d", 3, 0, {"x": 2, "y": 4}) == 3 * 4 * 2  # 3 rows of b/2, 2-byte elements

@@ -246,10 +246,10 @@ def test_a_splat_constant_of_a_huge_global_shape_lowers_without_building_it():
     at 1T parameters are such splats)."""
     import meshir as mi
     from meshir.api import _checks as checks
-    from meshir.transforms.partition import partition_passes
+    from meshir.transforms.passes.partition import partition_passes
     from meshir.dialect import get_context
     from meshir.transforms import Pipeline
-    from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
+    from meshir.transforms.passes.lower_to_stablehlo import LowerToStableHLOPass
 
     a, b = mi.Dim("a", 2 ** 20), mi.Dim("b", 2 ** 20)
     with mi.Program("huge_splat", mi.Mesh({"x": 4, "y": 2})) as prog:

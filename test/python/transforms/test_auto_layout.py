@@ -15,12 +15,12 @@ import pytest
 import meshir as mi
 from meshir.api.compilation.auto_layout import AutoLayout as AutoLayoutRepr
 from meshir.dialect.signature import entry_function
-from meshir.transforms.layout_search.choose import Candidate, measure_candidate
-from meshir.transforms.layout_search.estimate import Estimator
-from meshir.transforms.layout_search.search import key, options, search
-from meshir.transforms.layout_search.summary import summarize
-from meshir.transforms.cost_model import CostModel
-from meshir.transforms.memory_estimate import format_bytes
+from meshir.transforms.analysis.layout_search.choose import Candidate, measure_candidate
+from meshir.transforms.analysis.layout_search.estimate import Estimator
+from meshir.transforms.analysis.layout_search.search import key, options, search
+from meshir.transforms.analysis.layout_search.summary import summarize
+from meshir.transforms.analysis.cost_model import CostModel
+from meshir.transforms.analysis.memory_estimate import format_bytes
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "examples"))
 from lm import model as lm_model
@@ -42,7 +42,7 @@ def train_step(mesh):
 
 
 def prepared(program):
-    from meshir.api.compilation.compile import prepared_source
+    from meshir.api.compilation.source import prepared_source
 
     source, _ = prepared_source(program, None, None)
     return source, entry_function(source, None)

@@ -114,7 +114,7 @@ def test_ffn_weight_gradient_all_reduce_over_batch_axis(gradients):
     which is split over x: a pending sum over x, all-reduced before it is returned."""
     _, grad, _, inputs = gradients["ffn"]
     partitioned = mi.propagate(grad, layout={"batch": "x", "d_ff": "y"})
-    from meshir.transforms.insert_collectives import InsertCollectivesPass
+    from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
 
     InsertCollectivesPass().apply(partitioned)
     text = str(partitioned)

@@ -11,7 +11,7 @@ import pytest
 import meshir as mi
 from meshir.dialect import get_context
 from meshir.dialect.partitioned import verify_partitioned
-from meshir.transforms.canonicalize import CanonicalizePass
+from meshir.transforms.passes.canonicalize import CanonicalizePass
 from op_cases import MESHES
 
 A, B, C = 8, 16, 4
@@ -126,7 +126,7 @@ def test_canonicalize_only_lowers_bytes_of_the_uncanonicalized_pipeline():
     """The same program through propagation and insert-collectives, with and without the pass:
     the pass removes the dead contraction's and the duplicate's collectives, adds none."""
     from meshir.api.compilation.compile_report import CompileReport
-    from meshir.transforms.insert_collectives import InsertCollectivesPass
+    from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
 
     prog = _program(MESHES["x4"])
     module = mi.propagate(prog, layout={"b": "x"})

@@ -16,9 +16,9 @@ import random_annotated
 from meshir.api.compilation.compile_report import collectives_of
 from meshir.dialect import get_context
 from meshir.transforms import Pipeline
-from meshir.transforms.canonicalize import CanonicalizePass
-from meshir.transforms.insert_collectives import InsertCollectivesPass
-from meshir.transforms.propagate_sharding import PropagateShardingPass
+from meshir.transforms.passes.canonicalize import CanonicalizePass
+from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
+from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
 from meshir.transforms.propagation import conflicts, solver
 
 CI_SEEDS = range(300)

@@ -1,4 +1,4 @@
-"""Step time in the cost model: device kinds (transforms/device_kinds.py), compute + α–β
+"""Step time in the cost model: device kinds (transforms/analysis/device_kinds.py), compute + α–β
 communication (`CostModel.compute_seconds`, `step_seconds`), the order in which an axis finds
 its link, the pass options that spell a device, and `mi.calibrate()`'s micro-benchmarks
 (structure and self-consistency only: no assertion about how fast this machine is)."""
@@ -12,10 +12,10 @@ import pytest
 import meshir as mi
 from meshir.dialect.tensor_type import Dimension, TensorType
 from meshir.transforms.collectives.reshard_plan import plan_cost, plan_reshard
-from meshir.transforms.cost_model import DEFAULT_LINK, AxisLink, Cost, CostModel, ring_bytes, ring_steps
-from meshir.transforms.device_kinds import DEVICE_KINDS, DeviceKind
-from meshir.transforms.insert_collectives import InsertCollectivesPass
-from meshir.transforms.propagate_sharding import PropagateShardingPass
+from meshir.transforms.analysis.cost_model import DEFAULT_LINK, AxisLink, Cost, CostModel, ring_bytes, ring_steps
+from meshir.transforms.analysis.device_kinds import DEVICE_KINDS, DeviceKind
+from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
+from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
 
 MINE = DeviceKind("mine", 2e12, AxisLink(2e-6, 4e10))
 

@@ -6,7 +6,7 @@ from random_programs import programs
 
 import meshir as mi
 from meshir.dialect.signature import entry_function
-from meshir.transforms.insert_collectives import InsertCollectivesPass
+from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
 from meshir.dialect.partitioned import verify_partitioned
 
 MESH = mi.Mesh({"x": 4, "y": 2})

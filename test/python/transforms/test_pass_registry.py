@@ -21,8 +21,8 @@ from meshir.transforms import (
     option,
     register_pass,
 )
-from meshir.transforms.registry import PassOptionError
-from meshir.transforms.upstream import UPSTREAM_PASSES
+from meshir.transforms.infra.registry import PassOptionError
+from meshir.transforms.infra.upstream import UPSTREAM_PASSES
 
 MODULE = """func.func @f(%a: !mtf.tensor<b=4, f32>) {
   %0 = "mtf.relu"(%a) : (!mtf.tensor<b=4, f32>) -> !mtf.tensor<b=4, f32>

@@ -16,7 +16,7 @@ import pytest
 import meshir as mi
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.transforms import Pipeline, build_pass_manager
-from meshir.transforms.propagate_sharding import PropagateShardingPass
+from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
 
 CHECKS = ("verify_module", "verify_partitioned", "verify_global")
 

@@ -418,7 +418,7 @@ def test_einsum_conflict_when_the_contracted_operand_is_larger_both_keep_the_res
     assert moves(m.reshards) == [("a", {"i": ("x",), "j": ()}, {"i": (), "j": ("x",)}),
                                  ("c", {"i": (), "k": ()}, {"i": ("x",), "k": ()})]
     assert reshard_bytes({"i": 8, "j": 16}, {"i": ("x",), "j": ()}, {"i": (), "j": ("x",)}) == 96
-    from meshir.transforms.insert_collectives import InsertCollectivesPass
+    from meshir.transforms.passes.insert_collectives import InsertCollectivesPass
 
     InsertCollectivesPass().apply(m.module)
     text = str(m.module)

@@ -10,7 +10,7 @@ import pytest
 import meshir as mi
 from meshir.dialect.tensor_type import Dimension, TensorType
 from meshir.transforms.collectives.reshard_plan import plan_cost, plan_reshard
-from meshir.transforms.cost_model import AxisLink, CostModel
+from meshir.transforms.analysis.cost_model import AxisLink, CostModel
 
 from reshard_oracles import brute_force_bytes, random_pairs as _pairs, shardy_bytes
 

@@ -1,5 +1,5 @@
 // mtf-apply-precision: each op computes in the type its class's PRECISION trait names
-// (transforms/precision.py), and the function keeps its signature.
+// (transforms/passes/precision.py), and the function keeps its signature.
 // RUN: meshir-opt %s --split-input-file --mtf-apply-precision | filecheck %s
 // RUN: meshir-opt %s --split-input-file --mtf-apply-precision=compute=f16 | filecheck %s --check-prefix=F16
 // RUN: not meshir-opt %s --mtf-apply-precision=compute=i32 2>&1 | filecheck %s --check-prefix=BAD

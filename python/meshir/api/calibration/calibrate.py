@@ -14,7 +14,7 @@ every measurement alike:
 - **links**: for each mesh axis, `all_gather` of `x[a, m]` f32 (`a` split over that axis;
   every group of the other axes gathers at once) for each shard size in `sizes`. The
   seconds (less the overhead) are fitted to `ring_steps·α + ring_bytes/β`, the cost model's
-  own formulas (transforms/cost_model.py), with a second β for the bytes beyond a knee where
+  own formulas (transforms/analysis/cost_model.py), with a second β for the bytes beyond a knee where
   the large messages cost more per byte (`AxisLink.large_bytes_per_s`; `_fit`), by
   non-negative least squares on relative error
   (each sample's residual over its time, but over no less than a tenth of the largest time,
@@ -26,6 +26,7 @@ search is validated on the Transformer step and the MLP, which calibration must 
 """
 from __future__ import annotations
 
+import jax
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -34,11 +35,16 @@ import numpy as np
 
 from meshir.dialect.diagnostics import MeshIRValueError
 from meshir.dialect.mesh import Mesh
-from meshir.transforms.cost_model import AxisLink, CostModel, ring_bytes, ring_steps
-from meshir.transforms.device_kinds import DeviceKind
+from meshir.transforms.analysis.cost_model import AxisLink, CostModel, ring_bytes, ring_steps
+from meshir.transforms.analysis.device_kinds import DeviceKind
 
 from meshir.api import _checks as checks
 from meshir.api.calibration._timing import interleaved_times
+from meshir.api.compilation.compile import compile as mi_compile
+from meshir.api.programs.dims import Dim
+from meshir.api.programs.program import Program
+from meshir.api.ops.contraction import einsum
+from meshir.api.ops.collectives import all_gather
 
 __all__ = ["Calibration", "calibrate"]
 
@@ -239,9 +245,6 @@ def _nnls2(a: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def _runner(prog, inputs: dict):
     """A call of `prog` compiled by mi.compile, its inputs placed on the devices once."""
-    import jax
-
-    from meshir.api.compilation.compile import compile as mi_compile
 
     exe = mi_compile(prog)
     placed = [jax.device_put(inputs[n], s) for n, s in zip(exe.signature.arg_names, exe.in_shardings)]
@@ -249,9 +252,6 @@ def _runner(prog, inputs: dict):
 
 
 def _overhead_call(mesh: Mesh):
-    from meshir.api.programs.dims import Dim
-    from meshir.api.programs.program import Program
-
     axes = mesh.axis_names
     with Program("calibrate_overhead", mesh) as prog:
         x = prog.argument("x", [Dim("a", mesh.size), Dim("m", 8)], layout={"a": axes})
@@ -260,10 +260,6 @@ def _overhead_call(mesh: Mesh):
 
 
 def _matmul_call(mesh: Mesh, rows: int, i: int, j: int):
-    from meshir.api.ops.contraction import einsum
-    from meshir.api.programs.dims import Dim
-    from meshir.api.programs.program import Program
-
     b = rows * mesh.size
     with Program("calibrate_compute", mesh) as prog:
         x = prog.argument("x", [Dim("b", b), Dim("i", i)], layout={"b": mesh.axis_names})
@@ -274,10 +270,6 @@ def _matmul_call(mesh: Mesh, rows: int, i: int, j: int):
 
 
 def _gather_call(mesh: Mesh, axis: str, rows: int):
-    from meshir.api.ops.collectives import all_gather
-    from meshir.api.programs.dims import Dim
-    from meshir.api.programs.program import Program
-
     a = rows * mesh.shape[axis]
     with Program(f"calibrate_gather_{axis}", mesh) as prog:
         x = prog.argument("x", [Dim("a", a), Dim("m", _ROW)], layout={"a": axis})

@@ -22,14 +22,13 @@ from meshir._jax_private import ir
 from meshir.dialect import MeshIRError, get_context
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
-from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.provenance import RULE
 from meshir.dialect.signature import defined_functions, is_mtf_function
 from meshir.dialect.tensor_type import format_axes
 from meshir.transforms import Pipeline
-from meshir.transforms.partition import partition_passes
+from meshir.transforms.collectives.records import collective_ops
+from meshir.transforms.passes.partition import partition_passes
 
-from meshir.api.compilation.compile_report import CompileReport, collective_ops
 
 _TAG = "mtf.explain#"
 _TAG_RE = re.compile(re.escape(_TAG) + r"(\d+)")
@@ -174,14 +173,6 @@ def _compile(tagged, rules: LayoutRules, model, change):
 def partition(module, rules: LayoutRules, model) -> None:
     """Run mi.compile's passes before the lowering on `module`, in place."""
     Pipeline(partition_passes(module, rules, model)).apply(module)
-
-
-def compile_report(source, rules: LayoutRules, model):
-    """The CompileReport of `source` partitioned as mi.compile does (no lowering, no XLA)."""
-    with get_context():
-        module = source.operation.clone()
-    partition(module, rules, model)
-    return CompileReport(module, EXPLICIT, source, rules, model)
 
 
 def _change_function_rules(module, dim: str, axes) -> None:

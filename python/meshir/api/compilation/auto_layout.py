@@ -16,12 +16,13 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function
 from meshir.distributed import agreement
-from meshir.transforms.layout_search.choose import choose_layout
-from meshir.transforms.cost_model import CostModel
-from meshir.transforms.device_kinds import kind_of
-from meshir.transforms.memory_estimate import format_bytes
+from meshir.transforms.analysis.layout_search.choose import choose_layout
+from meshir.transforms.analysis.cost_model import CostModel
+from meshir.transforms.analysis.device_kinds import kind_of
+from meshir.transforms.analysis.memory_estimate import format_bytes
 
 from meshir.api import _checks as checks
+from meshir.api.compilation.source import prepared_source
 
 
 @dataclass
@@ -78,7 +79,7 @@ class AutoLayout:
 
 
 def default_cost_model():
-    """Time on the device kind of jax's first device (transforms/device_kinds.py: cpu-virtual
+    """Time on the device kind of jax's first device (transforms/analysis/device_kinds.py: cpu-virtual
     on the CPU, h100, a100, tpu-v3, tpu-v4), or the model's default constants for others."""
     device = jax.devices()[0]
     return CostModel("time", device=kind_of(device.platform, getattr(device, "device_kind", "")))
@@ -116,8 +117,6 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     rule of `layout` naming a mesh axis the mesh lacks is an error, not ignored with a warning
     (as `mi.compile`'s).
     """
-    from meshir.api.compilation.compile import prepared_source
-
     objective = checks.choice(objective, ("time", "bytes", "memory"), "objective")
     budget = checks.memory_budget(memory_budget)
     model = checks.cost_model(cost_model) if cost_model is not None else default_cost_model()

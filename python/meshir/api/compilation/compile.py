@@ -15,26 +15,34 @@ from __future__ import annotations
 
 import time
 
-from meshir._jax_private import ir
-from meshir.dialect import Mesh, MeshIRError, get_context
+from meshir.dialect import Mesh, MeshIRError
 from meshir.dialect.call_site import reports_at_call_site
-from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
+from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
 from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
 from meshir.lowering.runtime.from_stablehlo import executable_from_stablehlo, is_lowered
 from meshir.transforms import Pipeline
-from meshir.transforms.inline_calls import inline_calls
-from meshir.transforms.lower_to_stablehlo import LowerToStableHLOPass
-from meshir.transforms.memory_estimate import format_bytes
-from meshir.transforms.partition import partition_passes
-from meshir.transforms.shard_update import drop_parameter_markers
+from meshir.transforms.passes.lower_to_stablehlo import LowerToStableHLOPass
+from meshir.transforms.analysis.memory_estimate import format_bytes
+from meshir.transforms.passes.partition import partition_passes
 
 from meshir.api import _checks as checks
-from meshir.api.programs import precision as policies
+from meshir.api.compilation.auto_layout import AutoLayout, auto_layout
 from meshir.api.compilation.compile_report import CompileReport
-from meshir.api.interop.vjp import vjp_compiler
+from meshir.api.compilation.source import declared_source, source_passes
+
+#: `(program, rules, mode, cost_model, function) -> ((result, wrt, mesh) -> Executable)`: makes
+#: the VJP executables jax's autodiff runs through a call (lowering/runtime/in_jax.py). A VJP
+#: is a training program (`mi.grad`), a layer above this one, so meshir/_namespace.py installs
+#: it (interop/vjp.py's `vjp_compiler`).
+_vjp_compiler = None
+
+
+def install_vjp_compiler(factory) -> None:
+    global _vjp_compiler
+    _vjp_compiler = factory
 
 
 @reports_at_call_site
@@ -68,8 +76,6 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     budget = checks.memory_budget(memory_budget)
     if is_lowered(checks.module_of(program_or_module, "the program to compile").operation):
         return _compiled_stablehlo(program_or_module, layout, mesh, function)
-    from meshir.api.compilation.auto_layout import AutoLayout, auto_layout
-
     chosen = layout if isinstance(layout, AutoLayout) else None  # mi.auto_layout's result, settings of one's own
     if isinstance(layout, str) and layout == "auto":
         chosen = auto_layout(program_or_module, mesh=mesh, memory_budget=budget, cost_model=cost_model,
@@ -78,8 +84,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
         layout = chosen.rules
     rules = checks.layout_rules(layout, "layout rules")
     given_mesh = checks.mesh(mesh, "compile mesh")
-    source, function = prepared_source(program_or_module, given_mesh, function,
-                                       drop_update_sharding=chosen is not None and chosen.shard_update is False)
+    source, function = declared_source(program_or_module, given_mesh, function)
     run_mesh = function_mesh(entry_function(source, function), module_meshes(source.operation))
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")
@@ -90,17 +95,20 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     start = time.perf_counter()
     model = checks.cost_model(cost_model)
     narrow_dots = default_platform() != "cpu"
-    passes = partition_passes(source, rules, model, mode) + [LowerToStableHLOPass(mode=mode, narrow_dots=narrow_dots)]
-    lowered_input = []  # the module the lowering gets (partitioned, or propagated in gspmd mode)
+    front = source_passes(drop_update_sharding=chosen is not None and chosen.shard_update is False)
+    passes = front + partition_passes(source, rules, model, mode) + [
+        LowerToStableHLOPass(mode=mode, narrow_dots=narrow_dots)]
+    kept = {len(front) - 1: [], len(passes) - 2: []}  # the inlined source; the input of the lowering
+    done = []
 
-    def keep_lowered_input(label, op) -> None:
-        if label == passes[-2].NAME:
-            lowered_input.append(op.clone())
+    def keep(label, op) -> None:
+        if len(done) in kept:
+            kept[len(done)].append(op.clone())
+        done.append(label)
 
-    with get_context():
-        module = source.operation.clone()  # the pipeline rewrites it in place
-    Pipeline(passes, after_each=keep_lowered_input).apply(module)
-    partitioned = lowered_input[0]
+    module = source  # the pipeline rewrites it in place
+    Pipeline(passes, after_each=keep).apply(module)
+    source, partitioned = kept[len(front) - 1][0], kept[len(passes) - 2][0]
     sig = signature(entry_function(partitioned, function))
     timings["meshir_passes_s"] = time.perf_counter() - start
     report = CompileReport(partitioned, mode, source, rules, model, function)
@@ -112,9 +120,10 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     exe = Executable(module, run_mesh, sig, mode=mode, report=report, donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
+    exe.pipeline = pipeline_text(passes)
     exe.partitioned_module = partitioned
     exe.auto_layout = chosen  # what layout="auto" chose (mi.auto_layout's result), else None
-    exe.differentiate = vjp_compiler(program_or_module, rules, mode, cost_model, function)  # for jax.grad
+    exe.differentiate = _vjp_compiler(program_or_module, rules, mode, cost_model, function)  # for jax.grad
     report.xla_memory = xla_memory(exe.memory_analysis())
     return exe
 
@@ -126,23 +135,6 @@ def _compiled_stablehlo(module, layout, mesh, function):
         raise MeshIRError("compile: the module is StableHLO already (lowered, laid out); layout rules cannot apply to it")
     return executable_from_stablehlo(module.operation, checks.mesh(mesh, "compile mesh"),
                                      checks.optional_name(function, "function"))
-
-
-def prepared_source(program_or_module, mesh, function, drop_update_sharding: bool = False):
-    """(a clone of the program's module with `mesh` declared and calls inlined, the entry's
-    name or None): what the passes of `mi.compile` and `mi.auto_layout` start from. With
-    `drop_update_sharding`, a step's weight-update sharding is turned off (what layout="auto"
-    chose when it is cheaper without)."""
-    source = checks.module_of(program_or_module, "the program to compile")
-    function = checks.optional_name(function, "function")
-    if function is None:  # a program built with a mixed-precision policy computes under it
-        source, _ = policies.under_default(source, "the program to compile")
-    with get_context():
-        source = _with_mesh(source.operation.clone(), mesh, function)
-        inline_calls(source)  # mi.remat's and mi.custom_gradient's calls mean something to autodiff only
-        if drop_update_sharding:
-            drop_parameter_markers(source)
-    return source, function
 
 
 def xla_memory(stats) -> dict | None:
@@ -169,16 +161,7 @@ def _check_budget(report, budget: int) -> None:
         "or use a larger mesh")
 
 
-def _with_mesh(module, mesh: Mesh | None, function: str | None):
-    """The module with `mesh` declared for its entry, or unchanged when it already has one."""
-    fn = entry_function(module, function)
-    have = function_mesh(fn, module_meshes(module.operation))
-    if mesh is None or have is not None:
-        if mesh is not None and have is not None and (have.axes != mesh.axes):
-            raise MeshIRError(f"compile(mesh={mesh}) differs from the program's mesh {have}")
-        return module
-    with get_context(), ir.Location.unknown():
-        body = module.regions[0].blocks[0]
-        declare_mesh(mesh, ip=ir.InsertionPoint.at_block_begin(body))
-        fn.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(mesh.name)
-    return module
+def pipeline_text(passes) -> str:
+    """The pipeline `mi.compile` ran, as `meshir-opt --pass-pipeline` text with each pass's
+    options that differ from their defaults."""
+    return "builtin.module(" + ",".join(p.NAME + p.option_text() for p in passes) + ")"

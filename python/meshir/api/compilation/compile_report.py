@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from meshir.dialect.modes import EXPLICIT
 from meshir.dialect.tensor_type import format_axes
 from meshir.transforms.collectives.records import CollectiveRecord, collective_ops, collectives_of  # noqa: F401
-from meshir.transforms.cost_model import BYTES
+from meshir.transforms.analysis.cost_model import BYTES
 
+from meshir.api.compilation.explanations import explain_report
 from meshir.api.compilation.propagation import layout_table
 
 
@@ -30,14 +31,12 @@ class CompileReport:
 
     def explain(self, show: bool = True):
         """Why each collective exists and the cheapest rule change that would remove it
-        (api/compilation/explain.py); prints the table unless `show=False`."""
-        from meshir.api.compilation.explain import explain_report
-
+        (api/compilation/explanations.py); prints the table unless `show=False`."""
         return explain_report(self, show)
 
     @property
     def memory(self):
-        """MeshIR's estimate of memory per device (transforms/memory_estimate.py), from the
+        """MeshIR's estimate of memory per device (transforms/analysis/memory_estimate.py), from the
         partitioned program's liveness, before XLA: `MemoryEstimate` with `total`,
         `categories` (parameters, optimizer_state, gradients, activations for a train step)
         and `largest`; None in gspmd mode (XLA partitions, so there are no shards to count)."""

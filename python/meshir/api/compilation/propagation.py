@@ -8,8 +8,8 @@ from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions, function_name, signature
 from meshir.dialect.tensor_type import format_axes
 from meshir.transforms import Pipeline
-from meshir.transforms.propagate_sharding import PropagateShardingPass
-from meshir.transforms.shard_update import with_shard_update
+from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
+from meshir.transforms.passes.shard_update import with_shard_update
 
 from meshir.api import _checks as checks
 

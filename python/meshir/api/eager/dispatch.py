@@ -1,9 +1,10 @@
 """Ops that run at once: every public op function goes through `dispatching`.
 
 Each `mi` op function is registered as its op's build rule (`builds` in ops/_builder.py),
-and that hook wraps it here; so are the composites, `mi.reshard` and `mi.fori_loop`. Called
-on `Tensor`s inside a Program, the function builds IR as before (one isinstance scan of the
-arguments is all this costs). Called outside any Program, with `mi.Array`s among its
+which wraps it in `dispatching` (so are the composites, `mi.reshard` and `mi.fori_loop`);
+`meshir/_namespace.py` installs `run_eagerly` there, as eager execution sits above the op
+builders. Called on `Tensor`s inside a Program, the function builds IR as before (one
+isinstance scan of the arguments is all this costs). Called outside any Program, with `mi.Array`s among its
 arguments or inside `mi.default_layout(mesh=...)` (creation and random ops take no array),
 it runs at once: staged (staging.py) as a one-op program per signature, compiled once and
 cached, like jax's eager dispatch. Called while a Program is being built (inside `mi.jit`'s
@@ -12,7 +13,7 @@ that program.
 """
 from __future__ import annotations
 
-import functools
+import inspect
 
 import jax
 import numpy as np
@@ -20,7 +21,9 @@ import numpy as np
 from meshir.dialect import MeshIRValueError
 
 from meshir.api.programs._locations import located_error
-from meshir.api.eager.array import Array
+from meshir.api.ops.creation import constant
+from meshir.api.programs.program import active_program
+from meshir.api.eager.array import Array, array
 from meshir.api.eager.context import ambient
 from meshir.api.eager.staging import LRU, StaticArray, common_mesh, flatten, stage
 
@@ -28,19 +31,14 @@ from meshir.api.eager.staging import LRU, StaticArray, common_mesh, flatten, sta
 EAGER_CACHE = LRU()
 
 
-def dispatching(fn):
-    """`fn` (an op function), running at once on `mi.Array`s outside a program."""
-
-    @functools.wraps(fn)
-    def op(*args, **kwargs):
-        if _holds_array(args) or _holds_array(kwargs.values()):
-            return _with_arrays(fn, args, kwargs)
-        if ambient().mesh is not None and _active_program() is None:
-            return _eager(fn, args, kwargs)  # a creation or random op inside mi.default_layout
-        return fn(*args, **kwargs)
-
-    op.builder = fn  # the function that builds IR, for the op registry's completeness checks
-    return op
+def run_eagerly(fn, args, kwargs):
+    """Every op function's call (installed in ops/_builder.py): at once on `mi.Array`s outside
+    a program, else building IR as written."""
+    if _holds_array(args) or _holds_array(kwargs.values()):
+        return _with_arrays(fn, args, kwargs)
+    if ambient().mesh is not None and active_program() is None:
+        return _eager(fn, args, kwargs)  # a creation or random op inside mi.default_layout
+    return fn(*args, **kwargs)
 
 
 def _holds_array(values) -> bool:
@@ -52,30 +50,14 @@ def _holds_array(values) -> bool:
     return False
 
 
-def _active_program():
-    from meshir.api.programs.program import active_program
-
-    return active_program()
-
-
 def _with_arrays(fn, args, kwargs):
-    program = _active_program()
+    program = active_program()
     if program is None:
         return _eager(fn, args, kwargs)
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Array))
     leaves = [_captured(x, program) if isinstance(x, Array) else x for x in leaves]
     args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
     return fn(*args, **kwargs)
-
-
-def runtime_arguments(*names: str):
-    """Decorator: these parameters (a seed) are values of the call, not of the signature: an
-    eager call turns a Python int given for one into a 0-d int32 mi.Array, so each new seed
-    runs the one compiled program instead of compiling another."""
-    def mark(fn):
-        fn.runtime_arguments = names
-        return fn
-    return mark
 
 
 def _eager(fn, args, kwargs):
@@ -98,10 +80,6 @@ def _eager(fn, args, kwargs):
 
 def _runtime_values(fn, args, kwargs, fallback_mesh):
     """`fn`'s runtime arguments given as Python ints, as 0-d int32 arrays on the call's mesh."""
-    import inspect
-
-    from meshir.api.eager.array import array
-
     bound = inspect.signature(fn).bind_partial(*args, **kwargs)
     arrays = [v for v in list(bound.arguments.values()) if isinstance(v, Array)]
     mesh = arrays[0].mesh if arrays else fallback_mesh
@@ -115,8 +93,6 @@ def _runtime_values(fn, args, kwargs, fallback_mesh):
 
 def _captured(array: Array, program):
     """An mi.Array a traced function closed over, as a constant of the program being built."""
-    from meshir.api.ops.creation import constant
-
     if program.mesh is not None and (array.mesh != program.mesh
                                      or (array.mesh.devices and program.mesh.devices
                                          and array.mesh.devices != program.mesh.devices)):

@@ -28,6 +28,8 @@ from meshir.api.programs._locations import located_error
 from meshir.api.eager.array import Array, array
 from meshir.api.eager.context import ambient
 from meshir.api.eager.staging import LRU, StaticValue, common_mesh, flatten, run_on_arrays, stage
+from meshir.api.programs.program import active_program
+from meshir.api.compilation.compile import compile
 
 
 class Traced:
@@ -51,10 +53,13 @@ class Traced:
         self.dims = dict(dims)
         self._cache = LRU()
 
+    def traced_gradient(self, transform) -> "TracedGradient":
+        """`mi.grad` of this function: `transform` (program -> GradientProgram) applied to its
+        program for each signature it is called with (training/grad.py calls this)."""
+        return TracedGradient(self, transform)
+
     @reports_at_call_site
     def __call__(self, *args, **kwargs):
-        from meshir.api.programs.program import active_program
-
         if active_program() is not None:  # inside another trace: one program
             return self.fn(*args, **kwargs)
         staged, flat = self._staged(args, kwargs)
@@ -189,8 +194,6 @@ class TracedGradient:
 
     @reports_at_call_site
     def __call__(self, *args, **kwargs):
-        from meshir.api.compilation.compile import compile
-
         staged, flat = self.traced._staged(args, kwargs)
         entry = self._cache.get(id(staged))
         if entry is None:  # the staged program is kept in the entry, so its id stays unique

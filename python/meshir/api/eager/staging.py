@@ -20,10 +20,13 @@ import jax
 import numpy as np
 
 from meshir.dialect import Mesh, MeshIRTypeError, MeshIRValueError
+from meshir.lowering.runtime.devices import mesh_devices
 
 from meshir.api.programs._locations import located_error
 from meshir.api.programs.tensor import Tensor
 from meshir.api.eager.array import Array
+from meshir.api.compilation.compile import compile
+from meshir.api.programs.program import Program
 
 #: Compiled programs kept per cache (jax keeps a few thousand executables; each of ours holds
 #: a PJRT executable, so fewer).
@@ -251,8 +254,6 @@ def common_mesh(arrays, fallback: Mesh | None, what: str) -> Mesh:
 
 
 def _device_ids(mesh: Mesh) -> list[int]:
-    from meshir.lowering.runtime.devices import mesh_devices
-
     return [d.id for d in mesh_devices(mesh)]
 
 
@@ -262,8 +263,6 @@ def _same_devices(a: Mesh, b: Mesh) -> bool:
     from a jax.Array that such a mesh placed (it lists them)."""
     if a.devices == b.devices:
         return True
-    from meshir.lowering.runtime.devices import mesh_devices
-
     return list(mesh_devices(a)) == list(mesh_devices(b))
 
 
@@ -281,9 +280,6 @@ def stage(call, flat: Flat, mesh: Mesh, name: str, rules, donate=()) -> Staged:
 
 
 def _stage(call, flat: Flat, mesh: Mesh, name: str, rules, donate) -> Staged:
-    from meshir.api.compilation.compile import compile
-    from meshir.api.programs.program import Program
-
     with Program(_program_name(name), mesh) as prog:
         tensors = [prog.argument(n, a.dims, a.dtype, layout=a.layout) for n, a in zip(flat.names, flat.arrays)]
         out = call(flat.rebuilt(tensors))

@@ -26,6 +26,7 @@ from meshir.lowering.runtime import jax_export
 from meshir.lowering.runtime.from_stablehlo import executable_from_stablehlo
 
 from meshir.api import _checks as checks
+from meshir.api.compilation.compile import compile
 
 FORMATS = ("mlir", "bytecode", "jax")
 
@@ -42,8 +43,6 @@ def export(program_or_executable, path: str | os.PathLike | None = None, format:
     format = checks.choice(format, FORMATS, "format")
     exe = program_or_executable
     if not isinstance(exe, Executable):
-        from meshir.api.compilation.compile import compile
-
         exe = compile(checks.module_of(program_or_executable, "the program to export"))
     if format == "mlir":
         data = jax_export.export_text(exe)

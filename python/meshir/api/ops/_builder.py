@@ -1,6 +1,8 @@
 """Create one `mtf` op in a Program: location, attributes, immediate verification."""
 from __future__ import annotations
 
+import functools
+
 from meshir._jax_private import ir
 from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, TensorType, VerifyError
 from meshir.dialect.tensor_type import TypeContentError
@@ -8,36 +10,55 @@ from meshir.dialect.attributes import to_attribute
 from meshir.dialect.diagnostics import format_location
 from meshir.dialect.op_registry import rule
 
-from meshir.api.ops._bodies import local_value
+from meshir.api.programs._bodies import local_value
 from meshir.api.programs._locations import call_site_location, located_error
+from meshir.api.programs.program import program_of
 from meshir.api.programs.tensor import Tensor
+
+
+#: Runs an op function at once when it meets mi.Arrays outside a program: eager/dispatch.py
+#: installs it (`run_eagerly`), being above this layer. Until then op functions build IR only.
+_eager = None
+
+
+def install_eager(run) -> None:
+    """`run(fn, args, kwargs)` is called for every op function from now on (eager/dispatch.py)."""
+    global _eager
+    _eager = run
+
+
+def dispatching(fn):
+    """`fn` (an op function), running at once on `mi.Array`s outside a program."""
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if _eager is None:
+            return fn(*args, **kwargs)
+        return _eager(fn, args, kwargs)
+
+    op.builder = fn  # the function that builds IR, for the op registry's completeness checks
+    return op
+
+
+def runtime_arguments(*names: str):
+    """Decorator: these parameters (a seed) are values of the call, not of the signature: an
+    eager call turns a Python int given for one into a 0-d int32 mi.Array, so each new seed
+    runs the one compiled program instead of compiling another."""
+    def mark(fn):
+        fn.runtime_arguments = names
+        return fn
+    return mark
 
 
 def builds(*op_classes):
     """Decorator: the function is the public `mi` builder of `op_classes` (the registry's
     "build" slot; the completeness test checks every op has one, or is INTERNAL). It also
-    runs at once on `mi.Array`s outside a program (eager/dispatch.py)."""
-    from meshir.api.eager.dispatch import dispatching
+    runs at once on `mi.Array`s outside a program (`dispatching`)."""
 
     def decorate(fn):
         return rule("build", *op_classes)(dispatching(fn))
 
     return decorate
-
-
-def program_of(operands, fallback=None):
-    """The Program the operands belong to (all must share one)."""
-    programs = {id(t.program): t.program for t in operands if isinstance(t, Tensor)}
-    if len(programs) > 1:
-        names = ", ".join(f"{t!r} of program '{t.program.name}'" for t in operands if isinstance(t, Tensor))
-        raise located_error(f"operands come from different Programs: {names}", MeshIRValueError)
-    if programs:
-        return next(iter(programs.values()))
-    if fallback is not None:
-        return fallback
-    from meshir.api.programs.program import current_program
-
-    return current_program()
 
 
 def build(op_class, result_type: TensorType | None, operands=(), attributes=None, program=None,

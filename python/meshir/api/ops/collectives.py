@@ -17,8 +17,7 @@ from meshir.dialect.op_registry import INTERNAL, register
 from meshir.dialect.ops.collectives import REDUCTIONS
 
 from meshir.api import _checks as checks
-from meshir.api.eager.dispatch import dispatching
-from meshir.api.ops._builder import build, builds, located_error
+from meshir.api.ops._builder import build, builds, dispatching, located_error
 from meshir.api.programs.tensor import Tensor
 
 #: The public functions; meshir.api re-exports exactly these.

@@ -14,9 +14,10 @@ from meshir.api.ops import contraction as C
 from meshir.api.ops import creation
 from meshir.api.ops import elementwise as E
 from meshir.api.ops import selection
-from meshir.api.eager.dispatch import dispatching, runtime_arguments
-from meshir.api.ops._builder import located_error
+from meshir.api.ops._builder import dispatching, runtime_arguments
+from meshir.api.programs._locations import located_error
 from meshir.api.programs.tensor import Tensor
+from meshir.api.ops.indexing import one_hot
 
 #: The public functions; meshir.api re-exports exactly these.
 __all__ = ["categorical", "cross_entropy", "dropout", "fold_in", "gelu", "layer_norm", "log_softmax", "mean", "softmax"]
@@ -91,8 +92,6 @@ def cross_entropy(logits: Tensor, targets: Tensor, dim) -> Tensor:
     name = _name(logits, dim, "cross_entropy")
     checks.tensor(targets, "the targets of mi.cross_entropy")
     if targets.type.is_integer and name not in targets.names:
-        from meshir.api.ops.indexing import one_hot
-
         targets = one_hot(targets, logits.dim(name), dtype=logits.dtype)
     return -C.reduce_sum(targets * log_softmax(logits, name), over=[name])
 

@@ -9,8 +9,7 @@ from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.ops import ConstantOp, IotaOp, RandomNormalOp, RandomUniformOp
 
 from meshir.api import _checks as checks
-from meshir.api.eager.dispatch import runtime_arguments
-from meshir.api.ops._builder import build, builds, located_error, result_type
+from meshir.api.ops._builder import build, builds, located_error, result_type, runtime_arguments
 from meshir.api.programs.dims import as_dims
 from meshir.api.programs.tensor import Tensor
 

@@ -20,8 +20,10 @@ __all__ = [
     "relu", "stop_gradient", "add", "sub", "mul", "div", "maximum", "minimum", "pow", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "cast", "select", "where",
 ]
-from meshir.api.ops._builder import build, builds, located_error, program_of
+from meshir.api.ops._builder import build, builds, located_error
+from meshir.api.programs.program import program_of
 from meshir.api.programs.tensor import Tensor
+from meshir.api.ops.creation import constant
 
 
 def broadcast_dims(op_name: str, types: list[TensorType]) -> tuple[Dimension, ...]:
@@ -46,8 +48,6 @@ def as_tensors(operands, like_dtype: str | None = None) -> list[Tensor]:
         if isinstance(o, Tensor):
             out.append(o)
         elif isinstance(o, (numbers.Number,)) and not isinstance(o, complex):
-            from meshir.api.ops.creation import constant
-
             out.append(constant(o, [], dtype=dtype, program=prog))
         else:
             raise located_error(f"cannot use {checks.describe(o)} as a MeshIR operand (a Tensor or a real number)",

@@ -12,9 +12,9 @@ from meshir.dialect.diagnostics import format_location
 from meshir.dialect.ops.loops import CONDITION_TYPE, INDEX_TYPE, ScanOp, WhileOp, YieldOp
 
 from meshir.api import _checks as checks
-from meshir.api.ops._bodies import OpenBody, local_value, tracing
-from meshir.api.eager.dispatch import dispatching
-from meshir.api.ops._builder import builds, program_of
+from meshir.api.programs._bodies import OpenBody, local_value, tracing
+from meshir.api.ops._builder import builds, dispatching
+from meshir.api.programs.program import program_of
 from meshir.api.programs._locations import call_site_location, located_error
 from meshir.api.programs.tensor import Tensor
 

@@ -12,12 +12,11 @@ from meshir._jax_private import func, ir
 from meshir.dialect import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.signature import function_name, functions
 from meshir.transforms.autodiff.calls import REMAT_ATTR
-from meshir.transforms.inline_calls import clone_ops
+from meshir.transforms.passes.inline_calls import clone_ops
 
-from meshir.api.ops._builder import located_error, program_of
-from meshir.api.programs._locations import call_site_location
-from meshir.api.programs.program import _current
-from meshir.api.ops._bodies import local_value
+from meshir.api.programs._locations import call_site_location, located_error
+from meshir.api.programs.program import _current, program_of
+from meshir.api.programs._bodies import local_value
 from meshir.api.programs.tensor import Tensor
 
 

@@ -42,63 +42,67 @@ class NamedValue:
 
     # Arithmetic and comparisons, elementwise with broadcasting by name.
     def __add__(self, other):
-        return _ew().add(self, other)
+        return _elementwise.add(self, other)
 
     def __radd__(self, other):
-        return _ew().add(other, self)
+        return _elementwise.add(other, self)
 
     def __sub__(self, other):
-        return _ew().sub(self, other)
+        return _elementwise.sub(self, other)
 
     def __rsub__(self, other):
-        return _ew().sub(other, self)
+        return _elementwise.sub(other, self)
 
     def __mul__(self, other):
-        return _ew().mul(self, other)
+        return _elementwise.mul(self, other)
 
     def __rmul__(self, other):
-        return _ew().mul(other, self)
+        return _elementwise.mul(other, self)
 
     def __truediv__(self, other):
-        return _ew().div(self, other)
+        return _elementwise.div(self, other)
 
     def __rtruediv__(self, other):
-        return _ew().div(other, self)
+        return _elementwise.div(other, self)
 
     def __pow__(self, other):
-        return _ew().pow(self, other)
+        return _elementwise.pow(self, other)
 
     def __rpow__(self, other):
-        return _ew().pow(other, self)
+        return _elementwise.pow(other, self)
 
     def __neg__(self):
-        return _ew().neg(self)
+        return _elementwise.neg(self)
 
     def __abs__(self):
-        return _ew().abs(self)
+        return _elementwise.abs(self)
 
     def __lt__(self, other):
-        return _ew().less(self, other)
+        return _elementwise.less(self, other)
 
     def __le__(self, other):
-        return _ew().less_equal(self, other)
+        return _elementwise.less_equal(self, other)
 
     def __gt__(self, other):
-        return _ew().greater(self, other)
+        return _elementwise.greater(self, other)
 
     def __ge__(self, other):
-        return _ew().greater_equal(self, other)
+        return _elementwise.greater_equal(self, other)
 
     def __eq__(self, other):  # elementwise, like NumPy and JAX arrays
-        return _ew().equal(self, other)
+        return _elementwise.equal(self, other)
 
     def __ne__(self, other):
-        return _ew().not_equal(self, other)
+        return _elementwise.not_equal(self, other)
 
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashes, as NumPy's arrays do not
 
 
-def _ew():
-    from meshir.api.ops import elementwise
+def install_operators(elementwise) -> None:
+    """The module whose functions the operators call (ops/elementwise.py, a layer above:
+    meshir/_namespace.py installs it)."""
+    global _elementwise
+    _elementwise = elementwise
 
-    return elementwise
+
+_elementwise = None

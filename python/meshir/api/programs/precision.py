@@ -9,7 +9,7 @@ each use (before the all-gather of a parameter stored split); activations comput
 `compute`; what needs range (sums, exp, log, rsqrt: softmax and layer-norm statistics, the
 loss) stays f32; gradients are reduced across the mesh in `reduce` and applied to the master
 weights in `master`. The program's signature does not change. The ops' rules are
-transforms/precision.py's; `reduce` wider than `compute` runs transforms/accumulate_wide.py
+transforms/passes/precision.py's; `reduce` wider than `compute` runs transforms/passes/accumulate_wide.py
 on the gradient. Decisions: docs/precision.md.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.signature import entry_function, refresh_function_type, signature
 from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType, wider_floats
 from meshir.transforms import Pipeline
-from meshir.transforms.accumulate_wide import AccumulateWidePass
-from meshir.transforms.precision import ApplyPrecisionPass
+from meshir.transforms.passes.accumulate_wide import AccumulateWidePass
+from meshir.transforms.passes.precision import ApplyPrecisionPass
 
 from meshir.api import _checks as checks
 from meshir.api.programs._locations import located_error

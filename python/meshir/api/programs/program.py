@@ -16,14 +16,13 @@ from meshir.dialect.mesh import declare_mesh
 from meshir.dialect.signature import NAME_ATTR, entry_function, signature
 from meshir.dialect.tensor_type import TypeContentError
 from meshir.transforms import Pipeline
-from meshir.transforms.inline_calls import InlineCallsPass
+from meshir.transforms.passes.inline_calls import InlineCallsPass
 
 from meshir.api import _checks as checks
 from meshir.api.programs import precision as policies
-from meshir.api.ops._bodies import local_value
-from meshir.api.ops._builder import located_error
+from meshir.api.programs._bodies import local_value
 from meshir.api.programs.dims import as_dims
-from meshir.api.programs._locations import call_site_location
+from meshir.api.programs._locations import call_site_location, located_error
 from meshir.api.programs.tensor import Tensor
 
 _current = threading.local()
@@ -42,6 +41,20 @@ def active_program() -> "Program | None":
     """The innermost Program whose `with` block is active, or None (eager ops run then)."""
     stack = getattr(_current, "stack", None)
     return stack[-1] if stack else None
+
+
+def program_of(operands, fallback=None) -> "Program":
+    """The Program the operands belong to (all must share one): else `fallback`, else the
+    innermost active one."""
+    programs = {id(t.program): t.program for t in operands if isinstance(t, Tensor)}
+    if len(programs) > 1:
+        names = ", ".join(f"{t!r} of program '{t.program.name}'" for t in operands if isinstance(t, Tensor))
+        raise located_error(f"operands come from different Programs: {names}", MeshIRValueError)
+    if programs:
+        return next(iter(programs.values()))
+    if fallback is not None:
+        return fallback
+    return current_program()
 
 
 def layout_rules_attr(layout: dict, mesh: Mesh | None, strict: bool = False) -> ir.DictAttr:

@@ -15,10 +15,12 @@ from meshir.dialect.signature import entry_function, refresh_function_type, sign
 from meshir.dialect.verifier import verify_module
 from meshir.dialect.walk import values_within
 
-from meshir.api.ops._builder import located_error
+from meshir.api.programs._locations import located_error
 from meshir.api.programs.dims import Dim
 from meshir.api.ops.loops import scan
 from meshir.api.ops.shape import reshape
+from meshir.api.ops.composites import fold_in
+from meshir.api.ops.creation import constant, iota
 
 
 def check_microbatches(microbatches, sig, params) -> tuple[str, int]:
@@ -72,9 +74,6 @@ def accumulate(gradient, program, args: dict, dim: str, k: int, seeds: tuple[str
     """The loss and gradients of `gradient` (the resized value-and-grad program) summed over
     the k microbatches of `args` (Tensors of `program`, by argument name). Each of `seeds`
     (seed arguments) is folded with the microbatch's index, so slices draw different values."""
-    from meshir.api.ops.composites import fold_in
-    from meshir.api.ops.creation import constant, iota
-
     micro = f"{dim}_microbatch"
     sliced = [n for n, t in args.items() if t.type.has(dim)]
     xs = []

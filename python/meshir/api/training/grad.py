@@ -16,8 +16,8 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.signature import NamedBySignature, entry_function, function_name, functions, signature
 from meshir.transforms import Pipeline
 from meshir.transforms.autodiff import AutodiffError
-from meshir.transforms.autodiff.autodiff_pass import AutodiffPass
-from meshir.transforms.inline_calls import InlineCallsPass
+from meshir.transforms.passes.autodiff import AutodiffPass
+from meshir.transforms.passes.inline_calls import InlineCallsPass
 
 from meshir.api import _checks as checks
 from meshir.api.programs import precision
@@ -141,16 +141,14 @@ def value_and_grad(program, wrt=None, result: str | None = None, function: str |
 
 
 def _traced(program) -> bool:
-    from meshir.api.eager.jit import Traced
-
-    return isinstance(program, Traced)
+    """An `mi.jit` function (eager/jit.py, a layer above): it has no program until it meets a
+    signature, so it is differentiated by the gradient it makes of itself."""
+    return hasattr(program, "traced_gradient")
 
 
 def _traced_gradient(traced, wrt, result, function, cotangent, with_value):
     """The gradient of a traced function, as a function of its arguments."""
-    from meshir.api.eager.jit import TracedGradient
-
     if cotangent:
         raise located_error("cotangent=True is for programs; a traced function's gradient takes its own arguments "
                             "only (differentiate a scalar result)", MeshIRTypeError)
-    return TracedGradient(traced, lambda program: _gradient(program, wrt, result, function, False, with_value))
+    return traced.traced_gradient(lambda program: _gradient(program, wrt, result, function, False, with_value))

@@ -26,7 +26,7 @@ from meshir.api import _checks as checks
 from meshir.api.ops import contraction as C
 from meshir.api.ops import creation
 from meshir.api.ops import elementwise as E
-from meshir.api.ops._builder import located_error
+from meshir.api.programs._locations import located_error
 from meshir.api.programs.dims import Dim
 from meshir.api.programs.tensor import Tensor
 from meshir.api.training.schedules import check_rate, value_at

@@ -23,7 +23,7 @@ from meshir.dialect.diagnostics import MeshIRTypeError, MeshIRValueError
 from meshir.api import _checks as checks
 from meshir.api.ops import creation
 from meshir.api.ops import elementwise as E
-from meshir.api.ops._builder import located_error
+from meshir.api.programs._locations import located_error
 from meshir.api.programs.tensor import Tensor
 
 __all__ = ["Schedule", "constant", "cosine_decay", "join", "linear", "linear_warmup", "piecewise_constant",

@@ -24,7 +24,7 @@ from meshir.dialect.signature import WrapsProgram, entry_function, signature
 
 from meshir.api import _checks as checks
 from meshir.api.programs import precision as policies
-from meshir.api.ops._builder import located_error
+from meshir.api.programs._locations import located_error
 from meshir.api.programs.dims import Dim
 from meshir.api.ops.contraction import reduce_sum
 from meshir.api.ops.creation import constant
@@ -231,9 +231,7 @@ def init_optimizer_state(step: TrainStep) -> dict[str, np.ndarray]:
 def _refuse_traced(loss_program) -> None:
     """A located error for an `mi.jit` function passed as the loss: it has no program until
     it meets a signature, and a TrainStep's names and state shapes are needed before."""
-    from meshir.api.eager.jit import Traced
-
-    if isinstance(loss_program, Traced):
+    if hasattr(loss_program, "traced_gradient"):  # an mi.jit function (eager/jit.py)
         raise located_error(f"mi.train_step takes a program: pass {loss_program.__name__}.lower(*args) (the traced "
                             "function lowered for the arguments it will train on), not the traced function",
                             MeshIRTypeError)

@@ -22,7 +22,7 @@ from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.ops.shape import _SameElementOp
 from meshir.dialect.tensor_type import TensorType, wider_floats
 
-from .registry import ModulePass, register_pass
+from ..infra.registry import ModulePass, register_pass
 
 #: `mtf.add`'s class (generated, dialect/ops/elementwise.py): a gradient is the sum of its pieces.
 ADD = BINARY_CLASSES["add"]

@@ -19,7 +19,7 @@ goes at its slowest link (largest α, smallest β). A user who says that `x` is 
 (inter-host) and `y` fast gets plans that may send more bytes over `y` to send fewer over
 `x`: `CostModel(objective="time", links={"x": AxisLink(...), ...})`.
 
-**Devices** (transforms/device_kinds.py, one documented table: `cpu-virtual`, `tpu-v3`,
+**Devices** (transforms/analysis/device_kinds.py, one documented table: `cpu-virtual`, `tpu-v3`,
 `tpu-v4`, `a100`, `h100`): `CostModel(device="h100")` or `CostModel(device=DeviceKind(...))`
 gives every axis the device's link unless `links` names the axis (an inter-host axis, say),
 so an axis's link is, first to last: its entry in `links`, the device's `link`,
@@ -37,7 +37,7 @@ plans by what they must do (docs/decisions.md, "Device kinds and step time").
 
 `Cost` has slots for FLOPs and memory per device (`flops_per_device`, `memory_per_device`); a
 collective has neither. Memory per device of a whole program is `CostModel.memory`
-(transforms/memory_estimate.py: liveness over the partitioned function): a constraint on a
+(transforms/analysis/memory_estimate.py: liveness over the partitioned function): a constraint on a
 layout (a budget it must fit), not a term of its time.
 """
 from __future__ import annotations
@@ -45,70 +45,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from typing import TYPE_CHECKING
-
 from meshir.dialect.diagnostics import MeshIRValueError
 from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.tensor_type import TensorType
 
-if TYPE_CHECKING:
-    from .device_kinds import DeviceKind
+from .axis_link import DEFAULT_LINK, AxisLink
+from .device_kinds import DeviceKind, device_kind
+from .memory_estimate import estimate_memory, shard_bytes
 
 OBJECTIVES = ("bytes", "time")
-
-
-@dataclass(frozen=True)
-class AxisLink:
-    """The link of one mesh axis: latency per ring step (seconds), bandwidth (bytes/second).
-
-    Optionally a second bandwidth for large messages: the bytes a device sends beyond
-    `large_from` go at `large_bytes_per_s` (a collective sending more than a cache-sized
-    buffer's worth costs more per byte: mi.calibrate() fits both where it sees the knee), so
-    `bytes_seconds(sent) = min(sent, large_from)/bytes_per_s + max(sent - large_from, 0)/large_bytes_per_s`,
-    continuous in `sent`. Without them (the default) every byte goes at `bytes_per_s`."""
-
-    latency_s: float
-    bytes_per_s: float
-    large_bytes_per_s: float | None = None
-    large_from: int | None = None
-
-    def __post_init__(self):
-        if not (self.latency_s >= 0 and self.bytes_per_s > 0):
-            raise MeshIRValueError(f"an axis link needs latency >= 0 and bandwidth > 0, got {self}")
-        if (self.large_bytes_per_s is None) != (self.large_from is None):
-            raise MeshIRValueError(f"an axis link's large-message bandwidth needs both large_bytes_per_s and "
-                                   f"large_from, got {self}")
-        if self.large_from is not None and not (self.large_bytes_per_s > 0 and self.large_from > 0):
-            raise MeshIRValueError(f"an axis link needs large_bytes_per_s > 0 and large_from > 0, got {self}")
-
-    def bytes_seconds(self, sent: float) -> float:
-        """Seconds to send `sent` bytes (the bandwidth term; the large-message rate beyond `large_from`)."""
-        if self.large_from is None or sent <= self.large_from:
-            return sent / self.bytes_per_s
-        return self.large_from / self.bytes_per_s + (sent - self.large_from) / self.large_bytes_per_s
-
-    def seconds(self, steps: int, sent: float) -> float:
-        """α–β seconds of a collective of `steps` ring steps sending `sent` bytes per device."""
-        return steps * self.latency_s + self.bytes_seconds(sent)
-
-    def option_text(self) -> str:
-        """latency_s:bytes_per_s, with :large_bytes_per_s:large_from when it has them."""
-        text = f"{self.latency_s!r}:{self.bytes_per_s!r}"
-        return text if self.large_from is None else f"{text}:{self.large_bytes_per_s!r}:{self.large_from!r}"
-
-    @staticmethod
-    def parse(parts) -> "AxisLink":
-        """From the option fields latency_s:bytes_per_s[:large_bytes_per_s:large_from] (ValueError if not)."""
-        if len(parts) == 2:
-            return AxisLink(float(parts[0]), float(parts[1]))
-        if len(parts) == 4:
-            return AxisLink(float(parts[0]), float(parts[1]), float(parts[2]), int(float(parts[3])))
-        raise ValueError(parts)
-
-
-#: The link of an axis the user did not describe: one order of magnitude of an accelerator
-#: interconnect (10 µs per step, 10 GB/s). Only ratios between axes change a plan.
-DEFAULT_LINK = AxisLink(latency_s=1e-5, bytes_per_s=1e10)
 
 
 @dataclass(frozen=True, order=True)
@@ -125,11 +70,6 @@ class Cost:
     def __add__(self, other: "Cost") -> "Cost":
         return Cost(self.bytes_per_device + other.bytes_per_device, self.collectives + other.collectives,
                     self.seconds + other.seconds)
-
-
-def shard_bytes(t: TensorType, mesh_shape: dict[str, int]) -> int:
-    """Bytes of one device's shard of `t`."""
-    return math.prod(t.local_shape(mesh_shape)) * t.dtype.itemsize
 
 
 def group_size(axes, mesh_shape: dict[str, int]) -> int:
@@ -187,7 +127,7 @@ def halo_bytes(operand: TensorType, dim: str, low: int, high: int, mesh_shape: d
 class CostModel:
     """Prices collectives; `objective` says what the planner minimises ("bytes", the default,
     or "time" by the α–β `links` per mesh axis). Ties go to fewer collectives. `device`: a
-    device kind (a name from transforms/device_kinds.py, or a DeviceKind) whose link the
+    device kind (a name from transforms/analysis/device_kinds.py, or a DeviceKind) whose link the
     axes without a `links` entry get, and whose FLOP rate `compute_seconds` uses; None (the
     default) leaves both out."""
 
@@ -201,8 +141,6 @@ class CostModel:
         if isinstance(self.links, dict):
             object.__setattr__(self, "links", tuple(sorted(self.links.items())))
         if self.device is not None:
-            from .device_kinds import device_kind
-
             object.__setattr__(self, "device", device_kind(self.device))
 
     @staticmethod
@@ -235,7 +173,7 @@ class CostModel:
         """Seconds to compute `flops_per_device` FLOPs at the device's rate (its peak)."""
         if self.device is None:
             raise MeshIRValueError("compute_seconds needs a device: CostModel(device=...) with a kind from "
-                                   "transforms/device_kinds.py or mi.calibrate()")
+                                   "transforms/analysis/device_kinds.py or mi.calibrate()")
         if not flops_per_device >= 0:
             raise MeshIRValueError(f"FLOPs per device must be >= 0, got {flops_per_device!r}")
         return flops_per_device / self.device.flops_per_s
@@ -272,9 +210,7 @@ class CostModel:
 
     def memory(self, module, function: str | None = None):
         """Memory per device of a partitioned module's entry function, before XLA: a
-        `MemoryEstimate` (transforms/memory_estimate.py; `Cost.memory_per_device` is its total)."""
-        from .memory_estimate import estimate_memory
-
+        `MemoryEstimate` (transforms/analysis/memory_estimate.py; `Cost.memory_per_device` is its total)."""
         return estimate_memory(module, function)
 
     def key(self, cost: Cost) -> tuple:

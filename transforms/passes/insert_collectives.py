@@ -38,7 +38,7 @@ from meshir.dialect.signature import defined_functions, is_mtf_function, refresh
 from meshir.dialect.walk import values_within
 from meshir.dialect.tensor_type import TensorType, format_axes
 
-from .collectives.provenance import (
+from ..collectives.provenance import (
     completed_reduction,
     halo_exchange,
     remark,
@@ -46,10 +46,10 @@ from .collectives.provenance import (
     whole_dim,
     written_provenance,
 )
-from .collectives.reshard_plan import plan_reshard
-from .cost_model import HALO_EXCHANGE, CostModel, collective_bytes, halo_bytes
-from .cost_model_options import CostModelOptions
-from .registry import IRForm, ModulePass, option, register_pass
+from ..collectives.reshard_plan import plan_reshard
+from ..analysis.cost_model import HALO_EXCHANGE, CostModel, collective_bytes, halo_bytes
+from ..analysis.cost_model_options import CostModelOptions
+from ..infra.registry import IRForm, ModulePass, option, register_pass
 
 #: What this pass establishes and `mtf-lower-to-stablehlo{mode=explicit}` needs; the pass
 #: manager checks it once, between the two (docs/partitioning.md).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..registry import ModulePass, option, register_pass
-from .gradient import gradient_function
+from ..infra.registry import ModulePass, option, register_pass
+from ..autodiff.gradient import gradient_function
 
 
 @register_pass

@@ -14,7 +14,7 @@ from meshir.dialect.call_graph import callees_first
 from meshir.dialect.signature import function_name, functions
 from meshir.dialect.walk import ops_within
 
-from .registry import ModulePass, option, register_pass
+from ..infra.registry import ModulePass, option, register_pass
 
 
 @register_pass

@@ -14,7 +14,7 @@ from meshir.lowering.stablehlo import lower_module
 from meshir.lowering.stablehlo.gspmd import verify_global
 
 from .insert_collectives import PARTITIONED
-from .registry import IRForm, ModulePass, option, register_pass
+from ..infra.registry import IRForm, ModulePass, option, register_pass
 
 
 #: What gspmd mode needs: every dim laid out (propagated IR), no pending argument or result.

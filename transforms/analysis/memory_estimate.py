@@ -28,14 +28,21 @@ update layout under weight-update sharding) are named among the temporaries.
 """
 from __future__ import annotations
 
+import re
+import math
 from dataclasses import dataclass, field
 
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
 from meshir.dialect.tensor_type import TensorType
 
-from .cost_model import shard_bytes
-from .shard_update import update_split
+from ..passes.shard_update import update_split
+from meshir.dialect.diagnostics import MeshIRValueError
+
+
+def shard_bytes(t: TensorType, mesh_shape: dict[str, int]) -> int:
+    """Bytes of one device's shard of `t`."""
+    return math.prod(t.local_shape(mesh_shape)) * t.dtype.itemsize
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ class Liveness:
     `amount(value)` gives, added from `zero()`; `peaks()` makes what keeps the peak. With bytes
     per device and `PeakBytes` this is `estimate_memory`'s; the layout search walks the
     unpartitioned program once with counts per tensor signature instead
-    (transforms/layout_search/summary.py) and prices every rule set from that one walk."""
+    (transforms/analysis/layout_search/summary.py) and prices every rule set from that one walk."""
 
     def __init__(self, amount, zero=int, peaks=PeakBytes):
         self.amount, self.zero, self.peaks = amount, zero, peaks
@@ -224,9 +231,6 @@ BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 
 def parse_bytes(text: str, what: str = "memory_budget") -> int:
     """Bytes from text such as "16GiB", "512MiB", "1.5GB", "1000" (binary and decimal units)."""
-    import re
-
-    from meshir.dialect.diagnostics import MeshIRValueError
 
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", text)
     if m is None:

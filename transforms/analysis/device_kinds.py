@@ -1,4 +1,4 @@
-"""The device kinds of the cost model (transforms/cost_model.py): one table of what a device
+"""The device kinds of the cost model (transforms/analysis/cost_model.py): one table of what a device
 computes per second and what its links carry, so `CostModel(device="h100")` prices a step in
 seconds. Every figure here is per device (per chip), and every entry can be replaced:
 `CostModel(device=DeviceKind(...))`, or a per-axis `links=` for the axes that differ (an
@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 from meshir.dialect.diagnostics import MeshIRValueError
 
-from .cost_model import AxisLink
+from .axis_link import AxisLink
 
 
 @dataclass(frozen=True)

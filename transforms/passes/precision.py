@@ -37,7 +37,7 @@ from meshir.dialect.ops.shape import _SameElementOp
 from meshir.dialect.signature import entry_function, functions
 from meshir.dialect.tensor_type import FLOAT_TYPES, TensorType, wider_floats
 
-from .registry import ModulePass, option, register_pass
+from ..infra.registry import ModulePass, option, register_pass
 
 #: The type range ops compute in when their operands are narrower.
 RANGE_TYPE = "f32"

@@ -45,18 +45,20 @@ from meshir.dialect.diagnostics import MeshIRError
 #: The module of every MeshIR pass, by the pass's NAME (in the order `meshir-opt` has always
 #: registered them); the module is imported when the pass is first asked for.
 PASS_MODULES: dict[str, str] = {
-    "mtf-insert-collectives": "meshir.transforms.insert_collectives",
-    "mtf-shard-update": "meshir.transforms.shard_update",
-    "mtf-propagate-sharding": "meshir.transforms.propagate_sharding",
-    "mtf-strip-layouts": "meshir.transforms.strip_layouts",
-    "mtf-verify": "meshir.transforms.verify",
-    "mtf-lower-to-stablehlo": "meshir.transforms.lower_to_stablehlo",
-    "mtf-inline": "meshir.transforms.inline_calls",
-    "mtf-autodiff": "meshir.transforms.autodiff.autodiff_pass",
-    "mtf-canonicalize": "meshir.transforms.canonicalize",
-    "mtf-auto-layout": "meshir.transforms.auto_layout",
-    "mtf-accumulate-wide": "meshir.transforms.accumulate_wide",
-    "mtf-apply-precision": "meshir.transforms.precision",
+    "mtf-insert-collectives": "meshir.transforms.passes.insert_collectives",
+    "mtf-shard-update": "meshir.transforms.passes.shard_update",
+    "mtf-propagate-sharding": "meshir.transforms.passes.propagate_sharding",
+    "mtf-strip-layouts": "meshir.transforms.passes.strip_layouts",
+    "mtf-verify": "meshir.transforms.passes.verify",
+    "mtf-lower-to-stablehlo": "meshir.transforms.passes.lower_to_stablehlo",
+    "mtf-inline": "meshir.transforms.passes.inline_calls",
+    "mtf-autodiff": "meshir.transforms.passes.autodiff",
+    "mtf-canonicalize": "meshir.transforms.passes.canonicalize",
+    "mtf-auto-layout": "meshir.transforms.passes.auto_layout",
+    "mtf-accumulate-wide": "meshir.transforms.passes.accumulate_wide",
+    "mtf-apply-precision": "meshir.transforms.passes.precision",
+    "mtf-gather-params-at-uses": "meshir.transforms.passes.gather_params_at_uses",
+    "mtf-mark-update-in-loops": "meshir.transforms.passes.mark_update_in_loops",
 }
 
 
@@ -75,7 +77,7 @@ class PassTable(MutableMapping):
             importlib.import_module(module)
             cls = self._classes.get(name)
             if cls is None:
-                raise ImportError(f"module {module} does not register pass '{name}' (transforms/registry.py: PASS_MODULES)")
+                raise ImportError(f"module {module} does not register pass '{name}' (transforms/infra/registry.py: PASS_MODULES)")
         return cls
 
     def __setitem__(self, name: str, cls: type["ModulePass"]) -> None:

@@ -1,9 +1,9 @@
 """Choosing a layout: search the model's space, then measure the best few for real.
 
 `choose_layout` runs the search (search.py) on the program's summary, then partitions the
-program with the best candidates through `mi.compile`'s own passes (transforms/partition.py),
+program with the best candidates through `mi.compile`'s own passes (transforms/passes/partition.py),
 in the model's order, until `measure` of them fit the memory budget by the real estimate
-(transforms/memory_estimate.py; the model's budget cut uses only a floor): their measured
+(transforms/analysis/memory_estimate.py; the model's budget cut uses only a floor): their measured
 collectives (bytes by kind, α–β seconds) and memory replace the predictions, they are ranked
 again by what was measured, and those over the budget are dropped. The API (`mi.auto_layout`, `mi.compile(layout="auto")`) and the pass
 (`mtf-auto-layout`) both call it.
@@ -16,11 +16,11 @@ from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.signature import defined_functions, entry_function, signature
 
-from ..collectives.records import collectives_of
+from ...collectives.records import collectives_of
 from ..memory_estimate import estimate_memory, format_bytes
-from ..partition import partition_passes
-from ..pass_manager import Pipeline
-from ..shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, parameter_markers
+from ...passes.partition import partition_passes
+from ...infra.pass_manager import Pipeline
+from ...passes.shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, parameter_markers
 from .estimate import Estimate, Estimator
 from .search import OBJECTIVES, Found, key, key_of, options, search
 from .summary import summarize

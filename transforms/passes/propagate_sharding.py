@@ -18,21 +18,21 @@ from meshir.dialect.signature import function_name, functions
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.tensor_type import TensorType
 
-from .propagation.layout_sources import call_provenance
-from .propagation.loops import hoist_invariant_reshards
-from .propagation.op_rules import op_rules
-from .propagation.program_values import index_function
-from .propagation.reshards import reshard_operand, rewrite_function
-from .propagation.seeds import (
+from ..propagation.layout_sources import call_provenance
+from ..propagation.loops import hoist_invariant_reshards
+from ..propagation.op_rules import op_rules
+from ..propagation.program_values import index_function
+from ..propagation.reshards import reshard_operand, rewrite_function
+from ..propagation.seeds import (
     check_rules_on_mesh,
     check_shard_conflicts,
     fixed_dims,
     rule_seeds,
 )
-from .propagation.conflicts import solve_by_cost
-from .cost_model import BYTES, CostModel
-from .cost_model_options import CostModelOptions
-from .registry import ModulePass, option, register_pass
+from ..propagation.conflicts import solve_by_cost
+from ..analysis.cost_model import BYTES, CostModel
+from ..analysis.cost_model_options import CostModelOptions
+from ..infra.registry import ModulePass, option, register_pass
 from .shard_update import parameter_markers
 
 

@@ -2,7 +2,7 @@
 
 Afterwards every function with a mesh carries `mtf.layout_rules`: the rules it had (fixed
 points of the search, as are its `mtf.shard` pins) and the ones the search chose
-(transforms/layout_search/: summary, model, branch and bound, then the best few measured by
+(transforms/analysis/layout_search/: summary, model, branch and bound, then the best few measured by
 partitioning for real). The rest of the pipeline is unchanged:
 
     meshir-opt --mtf-auto-layout="memory-budget=16GiB" --mtf-propagate-sharding ...
@@ -17,11 +17,11 @@ from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions
 
-from .layout_search.choose import choose_layout
-from .cost_model_options import CostModelOptions
+from ..analysis.layout_search.choose import choose_layout
+from ..analysis.cost_model_options import CostModelOptions
 from .inline_calls import inline_calls
-from .memory_estimate import parse_bytes
-from .registry import ModulePass, option, register_pass
+from ..analysis.memory_estimate import parse_bytes
+from ..infra.registry import ModulePass, option, register_pass
 from .shard_update import drop_parameter_markers
 
 

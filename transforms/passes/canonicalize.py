@@ -25,7 +25,7 @@ from meshir.dialect.ops import OP_CLASSES
 from meshir.dialect.provenance import PROVENANCE_ATTR
 from meshir.dialect.walk import named_attributes
 
-from .registry import ModulePass, register_pass
+from ..infra.registry import ModulePass, register_pass
 
 
 @register_pass

@@ -40,7 +40,7 @@ from meshir.dialect.signature import defined_functions, entry_function, function
 from meshir.dialect.tensor_type import TensorType, format_axes
 from meshir.dialect.walk import ops_within
 
-from .registry import ModulePass, option, register_pass
+from ..infra.registry import ModulePass, option, register_pass
 
 #: The step function's attribute naming the data-parallel axes ("auto" or an axis array).
 AXES_ATTR = "mtf.shard_update"
@@ -55,8 +55,12 @@ class ShardUpdatePass(ModulePass):
     SUMMARY = "Decide the layouts of weight-update and parameter sharding left by mi.train_step(shard_update=...)"
     rules: LayoutRules = option(LayoutRules(), "layout rules added to each function's mtf.layout_rules "
                                                "(give the ones mtf-propagate-sharding gets)")
+    off: bool = option(False, "turn weight-update sharding off: each marker gives way to its operand")
 
     def apply(self, module_op) -> None:
+        if self.off:
+            drop_parameter_markers(module_op)
+            return
         markers = parameter_markers(module_op)
         if not markers:
             return
@@ -109,6 +113,13 @@ def _scanned_dims(module_op) -> set[str]:
             if isinstance(op, ScanOp) and "dim" in op.operation.attributes:
                 out.add(ir.StringAttr(op.operation.attributes["dim"]).value)
     return out
+
+
+def insert_marker(value, param: str, which: str, loc, ip):
+    """A free marker of `value` (an MLIR value) asking for `param`'s `which` layout, inserted
+    at `ip`: its result (mtf-gather-params-at-uses, mtf-mark-update-in-loops)."""
+    attrs = {"param": ir.StringAttr.get(param), "param_layout": ir.StringAttr.get(which)}
+    return ShardOp(TensorType.from_mlir(value.type).without_layout().to_mlir(), [value], attrs, loc=loc, ip=ip).result
 
 
 def marker_fields(op) -> tuple[str, str]:

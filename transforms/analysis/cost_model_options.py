@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .cost_model import CostModel
-from .registry import option
+from ..infra.registry import option
 
 
 @dataclass

@@ -16,7 +16,7 @@ from meshir.dialect.ops import is_collective
 from meshir.dialect.provenance import PROVENANCE_ATTR
 from meshir.dialect.tensor_type import TensorType
 
-from .registry import ModulePass, option, register_pass
+from ..infra.registry import ModulePass, option, register_pass
 
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from meshir.dialect.diagnostics import raise_diagnostics
 from meshir.dialect.verifier import verify_module
 
-from .registry import ModulePass, register_pass
+from ..infra.registry import ModulePass, register_pass
 
 
 @register_pass
