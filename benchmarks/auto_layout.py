@@ -17,7 +17,7 @@ Each is priced two ways:
 - **model**: the search's own estimate (`Estimator.estimate`: FLOPs at the device's rate + the
   α–β price of the collectives the model predicts);
 - **model + partitioned collectives** (reported as *predicted*): `measure_candidate` of
-  transforms/analysis/layout_search/choose.py: the program partitioned for real with the rules, its
+  transforms/layout_search/choose.py: the program partitioned for real with the rules, its
   collectives priced by the same α–β links, the compute the model's FLOPs (what
   `Candidate.cost` is after measuring, the figures `mi.auto_layout` ranks its best by).
 
@@ -195,9 +195,9 @@ def candidates(step, kind: str, model, count: int, top: int, classic: int | None
     from meshir.api.compilation.source import prepared_source
     from meshir.dialect import get_context
     from meshir.dialect.signature import entry_function
-    from meshir.transforms.analysis.layout_search.choose import Candidate, measure_candidate
-    from meshir.transforms.analysis.layout_search.estimate import Estimator
-    from meshir.transforms.analysis.layout_search.summary import summarize
+    from meshir.transforms.layout_search.choose import Candidate, measure_candidate
+    from meshir.transforms.layout_search.estimate import Estimator
+    from meshir.transforms.layout_search.summary import summarize
 
     began = time.perf_counter()
     choice = mi.auto_layout(step, cost_model=model, keep=max(3 * count, 30))
@@ -489,7 +489,7 @@ def markdown(data: dict) -> str:
             f"Cost model `CostModel(\"time\", device=\"{DEVICE}\")`: FLOP rate and α–β links measured by "
             "`mi.calibrate()`'s own micro-benchmarks (results/calibration.md), not fitted on these layouts. "
             "**predicted** = the model's FLOPs at that rate + the collectives of the real partitioning "
-            "(`measure_candidate`, transforms/analysis/layout_search/choose.py) priced α–β: what `Candidate.cost` is once "
+            "(`measure_candidate`, transforms/layout_search/choose.py) priced α–β: what `Candidate.cost` is once "
             "measured; **model** = the search's estimate alone (its own collectives). **measured** = median over "
             "interleaved rounds of the per-round median step time, compiled with `mi.compile(layout=rules, "
             "donate=True)` and run as a user runs it (fresh NumPy batch, results fed back). "

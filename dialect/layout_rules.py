@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from .attribute_names import LAYOUT_RULES
 
 from .diagnostics import MeshIRValueError
 from .mesh import valid_name
@@ -105,9 +106,9 @@ class LayoutRules(Mapping):
     @classmethod
     def from_attribute(cls, fn) -> "LayoutRules":
         """The function's `mtf.layout_rules` (the verifier has checked its shape)."""
-        if "mtf.layout_rules" not in fn.attributes:
+        if LAYOUT_RULES not in fn.attributes:
             return cls()
-        attr = ir.DictAttr(fn.attributes["mtf.layout_rules"])
+        attr = ir.DictAttr(fn.attributes[LAYOUT_RULES])
         return cls(tuple((attr[i].name, tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr[i].attr)))
                          for i in range(len(attr))))
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from meshir._jax_private import func, ir, sdy
+from .attribute_names import MESH
 
 from .call_site import reports_at_call_site
 from .diagnostics import MeshIRError, MeshIRTypeError, MeshIRValueError, located_error
@@ -262,9 +263,9 @@ def function_mesh(fn: func.FuncOp, meshes: dict[str, Mesh]) -> Mesh | None:
     Raises MeshIRError when the attribute names a mesh that does not exist.
     """
     attrs = fn.attributes
-    if "mtf.mesh" in attrs:
+    if MESH in attrs:
         try:
-            ref = ir.FlatSymbolRefAttr(attrs["mtf.mesh"]).value
+            ref = ir.FlatSymbolRefAttr(attrs[MESH]).value
         except ValueError:
             raise MeshIRError(f"mtf.mesh must name a mesh symbol like @mesh, got {attrs['mtf.mesh']}") from None
         if ref not in meshes:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from . import attribute_names
 
 from .tensor_type import format_axes
 
-PROVENANCE_ATTR = "mtf.provenance"
+PROVENANCE_ATTR = attribute_names.PROVENANCE
 #: Location metadata keys: a reshard's provenance (on `mtf.shard`); on an op, the reduction
 #: it leaves pending and the split dims it needs whole. Collective insertion reads and
 #: removes them.

@@ -10,11 +10,12 @@ import functools
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from . import attribute_names
 
 from .diagnostics import MeshIRError
 from .tensor_type import TensorType
 
-NAME_ATTR = "mtf.name"
+NAME_ATTR = attribute_names.NAME
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from meshir._jax_private import ir
+from .attribute_names import LAYOUT_RULES
 
 from .diagnostics import Diagnostic, MeshIRError, MeshIRTypeError, VerifyError, raise_diagnostics
 from .mesh import Mesh, function_mesh, module_meshes
@@ -95,10 +96,10 @@ def _is_string(attr) -> bool:
 
 def _verify_rules(fn, mesh, diags) -> None:
     """`mtf.layout_rules = {name = ["axis", ...]}` must name known axes, each at most once per rule."""
-    if "mtf.layout_rules" not in fn.attributes:
+    if LAYOUT_RULES not in fn.attributes:
         return
     try:
-        rules = ir.DictAttr(fn.attributes["mtf.layout_rules"])
+        rules = ir.DictAttr(fn.attributes[LAYOUT_RULES])
     except ValueError:
         diags.append(Diagnostic(fn.location, "'func.func' op mtf.layout_rules must be a dictionary {dim = [\"axis\", ...]}"))
         return

@@ -10,6 +10,7 @@ module's `sdy.mesh`; a mesh given by the caller must have the same axes and brin
 from __future__ import annotations
 
 from meshir._jax_private import ir, sdy
+from meshir.dialect import attribute_names
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import Mesh, function_mesh, module_meshes
 from meshir.dialect.modes import EXPLICIT, GSPMD
@@ -89,9 +90,9 @@ def _described(entry, attr_name: str, types, prefix: str, mesh: Mesh, what: str)
     names, out = [], []
     for i, (t, attr) in enumerate(zip(types, attrs)):
         d = ir.DictAttr(attr) if attr is not None else None
-        names.append(ir.StringAttr(d["mtf.name"]).value if d is not None and "mtf.name" in d else f"{prefix}{i}")
-        if d is not None and "mtf.type" in d:
-            out.append(TensorType.parse(ir.StringAttr(d["mtf.type"]).value))
+        names.append(ir.StringAttr(d[attribute_names.NAME]).value if d is not None and attribute_names.NAME in d else f"{prefix}{i}")
+        if d is not None and attribute_names.TYPE in d:
+            out.append(TensorType.parse(ir.StringAttr(d[attribute_names.TYPE]).value))
         else:
             out.append(_type_of(t, d["sdy.sharding"] if d is not None and "sdy.sharding" in d else None,
                                 mesh, f"{what} {prefix} #{i}"))

@@ -15,6 +15,7 @@ from jax.sharding import AxisType, NamedSharding
 
 from meshir import _jax_private as jp
 from meshir._jax_private import ir
+from meshir.dialect import attribute_names
 from meshir.dialect.context import get_context
 
 #: The module attribute naming what wrote an export (read back in `mi.load`'s errors).
@@ -44,8 +45,8 @@ def export_text(exe) -> str:
             entries = [dict(_entries(d)) for d in ir.ArrayAttr(main.attributes[attr_name])] if attr_name in main.attributes \
                 else [{} for _ in names]
             for entry, name, t in zip(entries, names, types):
-                entry["mtf.name"] = ir.StringAttr.get(name)
-                entry["mtf.type"] = ir.StringAttr.get(str(t))
+                entry[attribute_names.NAME] = ir.StringAttr.get(name)
+                entry[attribute_names.TYPE] = ir.StringAttr.get(str(t))
             main.attributes[attr_name] = ir.ArrayAttr.get([ir.DictAttr.get(e) for e in entries])
         main.attributes[FUNCTION_ATTRIBUTE] = ir.StringAttr.get(sig.function)
         module.operation.attributes[WRITER_ATTRIBUTE] = ir.StringAttr.get(writer())

@@ -49,6 +49,7 @@ def __getattr__(name: str):
     if name == "Dimension":
         import warnings
 
+        # Imported when asked for: meshir-opt imports this package without the dialect's Python API
         from meshir.dialect import Dimension
 
         warnings.warn("meshir.Dimension is deprecated: write mi.Dim for a named dimension; the IR type's "

@@ -42,6 +42,8 @@
 // CHECK-NEXT: cotangent=<bool>  (default: false)  take the result's cotangent as a last argument
 // CHECK-NEXT: with-value=<bool>  (default: true)  return the differentiated result first
 // CHECK-NEXT: --mtf-canonicalize {{ +}}Fold trivial mtf ops, merge identical pure ones (CSE) and erase unused pure ones (DCE)
+// CHECK-NEXT: --mtf-gather-params-at-uses {{ +}}Read each named parameter of the entry function through a compute marker
+// CHECK-NEXT: params=<list of str>  (default: ())  the entry function's arguments stored split
 // CHECK-NEXT: --mtf-inline {{ +}}Inline every call of a function defined in the module
 // CHECK-NEXT: keep-marked=<bool>  (default: false)  keep the calls that mtf-autodiff differentiates specially
 // CHECK-NEXT: --mtf-insert-collectives {{ +}}Turn reshards and pending reductions into collectives
@@ -52,6 +54,7 @@
 // CHECK-NEXT: --mtf-lower-to-stablehlo {{ +}}Lower mtf functions to StableHLO with Shardy shardings
 // CHECK-NEXT: mode=<one of explicit|gspmd>  (default: explicit)  explicit: per-device StableHLO {{.*}} gspmd: global StableHLO with sdy.sharding_constraint
 // CHECK-NEXT: narrow-dots=<bool>  (default: true)  bf16/f16 dot operands stay narrow with an f32 result
+// CHECK-NEXT: --mtf-mark-update-in-loops {{ +}}Repeat a stacked or accumulated gradient's update marker inside the scan
 // CHECK-NEXT: --mtf-propagate-sharding {{ +}}Give every dim of every value a layout
 // CHECK-NEXT: objective=<one of bytes|time>  (default: bytes)  what collectives are chosen to minimise
 // CHECK-NEXT: links=<list of str>  (default: ())  α–β link of each mesh axis for objective=time
@@ -59,6 +62,7 @@
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules
 // CHECK-NEXT: --mtf-shard-update {{ +}}Decide the layouts of weight-update and parameter sharding
 // CHECK-NEXT: rules=<str>  (default: )  layout rules added to each function's mtf.layout_rules (give the ones mtf-propagate-sharding gets)
+// CHECK-NEXT: off=<bool>  (default: false)  turn weight-update sharding off
 // CHECK-NEXT: --mtf-strip-layouts {{ +}}Remove every layout and partial marker from !mtf.tensor types
 // CHECK-NEXT: keep-collectives=<bool>  (default: false)  keep collective ops
 // CHECK-NEXT: --mtf-verify {{ +}}Check every mtf op and !mtf.tensor type

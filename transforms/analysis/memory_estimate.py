@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function, signature
 from meshir.dialect.tensor_type import TensorType
+from meshir.dialect.update_sharding import update_split
 
-from ..passes.shard_update import update_split
 from meshir.dialect.diagnostics import MeshIRValueError
 
 
@@ -114,7 +114,7 @@ class Liveness:
     `amount(value)` gives, added from `zero()`; `peaks()` makes what keeps the peak. With bytes
     per device and `PeakBytes` this is `estimate_memory`'s; the layout search walks the
     unpartitioned program once with counts per tensor signature instead
-    (transforms/analysis/layout_search/summary.py) and prices every rule set from that one walk."""
+    (transforms/layout_search/summary.py) and prices every rule set from that one walk."""
 
     def __init__(self, amount, zero=int, peaks=PeakBytes):
         self.amount, self.zero, self.peaks = amount, zero, peaks

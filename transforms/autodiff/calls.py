@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from meshir._jax_private import func, ir
 from meshir.dialect.ops import UNARY_CLASSES
 from meshir.dialect.signature import function_name, functions, signature
-from meshir.transforms.passes.inline_calls import MARKS, clone_ops
+from meshir.dialect.attribute_names import CUSTOM_VJP as CUSTOM_VJP_ATTR, REMAT as REMAT_ATTR
+from meshir.dialect.walk import clone_ops
 
 from .emitter import erase_dead_ops, free, type_of
 
-REMAT_ATTR, CUSTOM_VJP_ATTR = MARKS
 
 
 def callee_of(call):

@@ -22,9 +22,8 @@ from __future__ import annotations
 from meshir._jax_private import ir
 from meshir.dialect.ops import ScanOp, ShardOp, WhileOp, YieldOp
 from meshir.dialect.tensor_type import TensorType
-from meshir.dialect.walk import named_attributes
+from meshir.dialect.walk import clone_ops, named_attributes
 
-from ..passes.inline_calls import clone_ops
 from .emitter import Emitter, free, type_of
 from .gradient import AutodiffError, active_values, pull_back
 from .rules import vjp

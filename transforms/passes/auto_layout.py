@@ -2,7 +2,7 @@
 
 Afterwards every function with a mesh carries `mtf.layout_rules`: the rules it had (fixed
 points of the search, as are its `mtf.shard` pins) and the ones the search chose
-(transforms/analysis/layout_search/: summary, model, branch and bound, then the best few measured by
+(transforms/layout_search/: summary, model, branch and bound, then the best few measured by
 partitioning for real). The rest of the pipeline is unchanged:
 
     meshir-opt --mtf-auto-layout="memory-budget=16GiB" --mtf-propagate-sharding ...
@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from meshir._jax_private import ir
+from meshir.dialect.attribute_names import LAYOUT_RULES
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions
 
-from ..analysis.layout_search.choose import choose_layout
+from ..layout_search.choose import choose_layout
 from ..analysis.cost_model_options import CostModelOptions
 from .inline_calls import inline_calls
 from ..analysis.memory_estimate import parse_bytes
@@ -52,7 +53,7 @@ class AutoLayoutPass(CostModelOptions, ModulePass):
                 if choice.chosen.shard_update is False:  # cheaper without weight-update sharding
                     drop_parameter_markers(module_op)
                 rules = {k: v for k, v in choice.chosen.rules.items() if v}
-                fn.attributes["mtf.layout_rules"] = ir.DictAttr.get(
+                fn.attributes[LAYOUT_RULES] = ir.DictAttr.get(
                     {k: ir.ArrayAttr.get([ir.StringAttr.get(a) for a in v]) for k, v in sorted(rules.items())})
 
 

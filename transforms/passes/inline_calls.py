@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from meshir._jax_private import ir
 from meshir.dialect.call_graph import callees_first
 from meshir.dialect.signature import function_name, functions
-from meshir.dialect.walk import ops_within
+from meshir.dialect import attribute_names
+from meshir.dialect.walk import clone_ops, ops_within
 
 from ..infra.registry import ModulePass, option, register_pass
 
@@ -37,7 +38,7 @@ def _is_marked(call) -> bool:
 
 
 #: The call attributes of mi.remat and mi.custom_gradient (transforms/autodiff/calls.py).
-MARKS = ("mtf.remat", "mtf.custom_vjp")
+MARKS = (attribute_names.REMAT, attribute_names.CUSTOM_VJP)
 
 
 def inline_calls(module_op, keep=None) -> None:
@@ -67,19 +68,6 @@ def _inline(call, callee) -> None:
     for result, value in zip(call.operation.results, ops[-1].operation.operands):
         result.replace_all_uses_with(mapping[value])
     call.operation.erase()
-
-
-def clone_ops(ops, mapping: dict, ip) -> None:
-    """Copy `ops` to `ip`, reading operands through `mapping` (old value -> new value), which
-    gains each copied result. An op's regions are copied whole (a loop's body reads only its
-    own block arguments)."""
-    for op in ops:
-        copy = op.operation.clone(ip=ip)
-        for i, operand in enumerate(op.operation.operands):
-            if operand in mapping:
-                copy.operands[i] = mapping[operand]
-        for old, new in zip(op.operation.results, copy.results):
-            mapping[old] = new
 
 
 def _has_calls_to(module_op, name: str) -> bool:

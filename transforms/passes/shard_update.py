@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect import attribute_names
 from meshir.dialect.diagnostics import located_error
 from meshir.dialect.layout_projection import axes_size
 from meshir.dialect.layout_rules import LayoutRules
@@ -42,10 +43,9 @@ from meshir.dialect.walk import ops_within
 
 from ..infra.registry import ModulePass, option, register_pass
 
-#: The step function's attribute naming the data-parallel axes ("auto" or an axis array).
-AXES_ATTR = "mtf.shard_update"
-#: Records, on the step function, the dim and axes each parameter's update is split over.
-DECISIONS_ATTR = "mtf.update_sharding"
+#: The step function's attribute naming the data-parallel axes ("auto" or an axis array), and
+#: the one recording the dim and axes each parameter's update is split over.
+AXES_ATTR, DECISIONS_ATTR = attribute_names.SHARD_UPDATE, attribute_names.UPDATE_SHARDING
 
 
 @register_pass
@@ -184,17 +184,6 @@ class UpdatePlan:
                                     "axes": ir.ArrayAttr.get([ir.StringAttr.get(a) for a in axes])})
 
         return ir.DictAttr.get({p: entry(*s) for p, s in self.splits.items() if s is not None})
-
-
-def update_split(fn) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """What mtf-shard-update recorded on `fn`: parameter -> (dim, axes of its update layout)."""
-    if DECISIONS_ATTR not in fn.attributes:
-        return {}
-    out = {}
-    for entry in ir.DictAttr(fn.attributes[DECISIONS_ATTR]):
-        d = ir.DictAttr(entry.attr)
-        out[entry.name] = (ir.StringAttr(d["dim"]).value, tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(d["axes"])))
-    return out
 
 
 def _argument_number(value, fn) -> int | None:

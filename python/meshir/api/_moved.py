@@ -15,6 +15,8 @@ import importlib.util
 import sys
 import warnings
 
+import meshir
+
 #: Old module of `meshir.api` -> where it lives now.
 MOVED_MODULES = {
     "meshir.api." + old: "meshir.api." + new for old, new in {
@@ -77,8 +79,6 @@ def module_getattr(name: str):
     old = f"meshir.api.{name}"
     if old in MOVED_MODULES:
         return importlib.import_module(old)
-    import meshir
-
     if name in meshir.__all__:
         _warn(old, f"meshir.{name}")
         return getattr(meshir, name)

@@ -15,10 +15,10 @@ import pytest
 import meshir as mi
 from meshir.api.compilation.auto_layout import AutoLayout as AutoLayoutRepr
 from meshir.dialect.signature import entry_function
-from meshir.transforms.analysis.layout_search.choose import Candidate, measure_candidate
-from meshir.transforms.analysis.layout_search.estimate import Estimator
-from meshir.transforms.analysis.layout_search.search import key, options, search
-from meshir.transforms.analysis.layout_search.summary import summarize
+from meshir.transforms.layout_search.choose import Candidate, measure_candidate
+from meshir.transforms.layout_search.estimate import Estimator
+from meshir.transforms.layout_search.search import key, options, search
+from meshir.transforms.layout_search.summary import summarize
 from meshir.transforms.analysis.cost_model import CostModel
 from meshir.transforms.analysis.memory_estimate import format_bytes
 

@@ -148,7 +148,7 @@ def test_optimizer_flops_per_device_drop_by_the_data_parallel_factor():
 
 
 def test_the_data_parallel_axes_and_the_split_dims_are_recorded():
-    from meshir.transforms.passes.shard_update import update_split
+    from meshir.dialect.update_sharding import update_split
 
     step = mi.train_step(ffn_loss(), mi.Adam(), params=["w1", "w2", "b1"], **UPDATE)
     exe = mi.compile(step, layout=TWO_D)
@@ -218,7 +218,7 @@ def test_microbatches_and_update_sharding_compose():
 
 def test_named_axes_and_meshir_opt_pass():
     step = mi.train_step(ffn_loss(), mi.Adam(), params=["w1", "w2", "b1"], shard_update=("x",))
-    from meshir.transforms.passes.shard_update import update_split
+    from meshir.dialect.update_sharding import update_split
 
     propagated = mi.propagate(step, layout=DATA_PARALLEL)
     # only the named axis, although y splits the batch too

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect.attribute_names import LAYOUT_RULES
 from meshir.dialect import MeshIRError, get_context
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.mesh import function_mesh, module_meshes
@@ -180,7 +181,7 @@ def _change_function_rules(module, dim: str, axes) -> None:
         own = LayoutRules.from_attribute(fn)
         if dim in own:
             new = _changed(own, dim, axes)
-            fn.attributes["mtf.layout_rules"] = ir.DictAttr.get(
+            fn.attributes[LAYOUT_RULES] = ir.DictAttr.get(
                 {n: ir.ArrayAttr.get([ir.StringAttr.get(a) for a in ax]) for n, ax in new.rules})
 
 

@@ -16,7 +16,6 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import entry_function
 from meshir.distributed import agreement
-from meshir.transforms.analysis.layout_search.choose import choose_layout
 from meshir.transforms.analysis.cost_model import CostModel
 from meshir.transforms.analysis.device_kinds import kind_of
 from meshir.transforms.analysis.memory_estimate import format_bytes
@@ -132,6 +131,10 @@ def auto_layout(program_or_module, mesh=None, memory_budget=None, objective: str
     if run_mesh is None:
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or auto_layout(..., mesh=...)")
     rules = checks.rules_on_mesh(rules, run_mesh, strict)
+    # Imported when first searched: building and compiling programs needs no layout search, so
+    # `import meshir` does not load it (docs/architecture.md, "Import time").
+    from meshir.transforms.layout_search.choose import choose_layout
+
     with get_context():
         choice = choose_layout(source, fn, run_mesh, model, objective, budget, float(time_limit), dict(rules),
                                keep, measure)

@@ -23,8 +23,7 @@ from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
 from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
 from meshir.lowering.runtime.from_stablehlo import executable_from_stablehlo, is_lowered
-from meshir.transforms import Pipeline
-from meshir.transforms.passes.lower_to_stablehlo import LowerToStableHLOPass
+from meshir.transforms import PASSES, Pipeline
 from meshir.transforms.analysis.memory_estimate import format_bytes
 from meshir.transforms.passes.partition import partition_passes
 
@@ -97,7 +96,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     narrow_dots = default_platform() != "cpu"
     front = source_passes(drop_update_sharding=chosen is not None and chosen.shard_update is False)
     passes = front + partition_passes(source, rules, model, mode) + [
-        LowerToStableHLOPass(mode=mode, narrow_dots=narrow_dots)]
+        PASSES["mtf-lower-to-stablehlo"](mode=mode, narrow_dots=narrow_dots)]  # the registry imports it when first asked
     kept = {len(front) - 1: [], len(passes) - 2: []}  # the inlined source; the input of the lowering
     done = []
 

@@ -7,8 +7,7 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import function_mesh, module_meshes
 from meshir.dialect.signature import defined_functions, function_name, signature
 from meshir.dialect.tensor_type import format_axes
-from meshir.transforms import Pipeline
-from meshir.transforms.passes.propagate_sharding import PropagateShardingPass
+from meshir.transforms import PASSES, Pipeline
 from meshir.transforms.passes.shard_update import with_shard_update
 
 from meshir.api import _checks as checks
@@ -29,7 +28,7 @@ def propagate(program_or_module, layout: dict | None = None, strict: bool = Fals
     rules = checks.rules_for_module(checks.layout_rules(layout, "layout rules"), module, strict)
     with get_context():
         copy = module.operation.clone()
-    Pipeline(with_shard_update([PropagateShardingPass(rules=rules)], copy, rules)).apply(copy)
+    Pipeline(with_shard_update([PASSES["mtf-propagate-sharding"](rules=rules)], copy, rules)).apply(copy)
     return copy
 
 

@@ -3,6 +3,7 @@ the mesh declared, calls inlined, under the program's mixed-precision policy."""
 from __future__ import annotations
 
 from meshir._jax_private import ir
+from meshir.dialect.attribute_names import MESH
 from meshir.dialect import Mesh, MeshIRError, get_context
 from meshir.dialect.mesh import declare_mesh, function_mesh, module_meshes
 from meshir.dialect.signature import entry_function
@@ -51,5 +52,5 @@ def _with_mesh(module, mesh: Mesh | None, function: str | None):
     with get_context(), ir.Location.unknown():
         body = module.regions[0].blocks[0]
         declare_mesh(mesh, ip=ir.InsertionPoint.at_block_begin(body))
-        fn.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(mesh.name)
+        fn.attributes[MESH] = ir.FlatSymbolRefAttr.get(mesh.name)
     return module

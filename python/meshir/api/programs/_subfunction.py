@@ -11,8 +11,8 @@ import re
 from meshir._jax_private import func, ir
 from meshir.dialect import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.signature import function_name, functions
-from meshir.transforms.autodiff.calls import REMAT_ATTR
-from meshir.transforms.passes.inline_calls import clone_ops
+from meshir.dialect.attribute_names import MESH, REMAT
+from meshir.dialect.walk import clone_ops
 
 from meshir.api.programs._locations import call_site_location, located_error
 from meshir.api.programs.program import _current, program_of
@@ -75,8 +75,8 @@ class Subfunction:
             self.function = func.FuncOp(symbol, ([t.to_mlir() for t in arg_types], []),
                                         ip=ir.InsertionPoint(caller.function))
             self.function.attributes["sym_visibility"] = ir.StringAttr.get("private")
-            if "mtf.mesh" in caller.function.attributes:
-                self.function.attributes["mtf.mesh"] = caller.function.attributes["mtf.mesh"]
+            if MESH in caller.function.attributes:
+                self.function.attributes[MESH] = caller.function.attributes[MESH]
             self.block = self.function.add_entry_block()
         self.symbol = symbol
 
@@ -151,7 +151,7 @@ def call(sub: Subfunction, caller, leaves, out_tree, attributes: dict):
 
 
 def _inline_in_body(sub: Subfunction, caller, leaves, out_tree, attributes: dict):
-    if REMAT_ATTR not in attributes:
+    if REMAT not in attributes:
         sub.discard()
         raise located_error(f"{sub.what}: not supported inside a loop body yet (call it outside the loop)",
                             MeshIRValueError)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshir._jax_private import ir
+from meshir.dialect import attribute_names
 from meshir.dialect import MeshIRError, MeshIRTypeError, MeshIRValueError, get_context
 from meshir.dialect.ops.elementwise import CastOp
 from meshir.dialect.signature import entry_function, refresh_function_type, signature
@@ -29,7 +30,7 @@ from meshir.api import _checks as checks
 from meshir.api.programs._locations import located_error
 
 #: The function attribute that holds a program's default policy.
-ATTRIBUTE = "mtf.precision"
+ATTRIBUTE = attribute_names.PRECISION
 
 
 @dataclass(frozen=True, init=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 from meshir._jax_private import func, ir
+from meshir.dialect.attribute_names import LAYOUT_RULES, MESH
 from meshir.dialect import Mesh, MeshIRTypeError, MeshIRValueError, TensorType, check_module, get_context
 from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.mesh import declare_mesh
@@ -94,10 +95,10 @@ class Program:
                 self.function = func.FuncOp(name, ([], []))
             self.block = self.function.add_entry_block()
             if self.mesh is not None:
-                self.function.attributes["mtf.mesh"] = ir.FlatSymbolRefAttr.get(self.mesh.name)
+                self.function.attributes[MESH] = ir.FlatSymbolRefAttr.get(self.mesh.name)
             rules = layout_rules_attr(layout, self.mesh, strict)
             if len(rules):
-                self.function.attributes["mtf.layout_rules"] = rules
+                self.function.attributes[LAYOUT_RULES] = rules
             policies.set_default(self._module, self.precision)
 
     # -- context manager -------------------------------------------------------------------

@@ -20,7 +20,7 @@ from meshir.dialect.ops import ShardOp
 from meshir.transforms import Pipeline
 from meshir.transforms.passes.gather_params_at_uses import GatherParamsAtUsesPass
 from meshir.transforms.passes.mark_update_in_loops import MarkUpdateInLoopsPass
-from meshir.transforms.passes.shard_update import AXES_ATTR
+from meshir.dialect.attribute_names import SHARD_UPDATE
 
 from meshir.api import _checks as checks
 from meshir.api.ops._builder import build, located_error
@@ -51,7 +51,7 @@ def finish_step(prog, spec) -> None:
     markers inside the loops (`mtf-mark-update-in-loops`)."""
     with prog.context:
         axes = ir.StringAttr.get(spec) if spec == "auto" else ir.ArrayAttr.get([ir.StringAttr.get(a) for a in spec])
-        prog.function.attributes[AXES_ATTR] = axes
+        prog.function.attributes[SHARD_UPDATE] = axes
     Pipeline([MarkUpdateInLoopsPass()]).apply(prog.module.operation)
 
 

@@ -18,7 +18,7 @@ import functools
 from meshir._jax_private import ir
 from meshir.dialect import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.call_site import reports_at_call_site
-from meshir.transforms.autodiff.calls import CUSTOM_VJP_ATTR
+from meshir.dialect.attribute_names import CUSTOM_VJP
 
 from meshir.api import _checks as checks
 from meshir.api.ops.creation import constant
@@ -49,7 +49,7 @@ def custom_gradient(fn, vjp):
             sub.discard()
             raise
         with caller.context:
-            return call(sub, caller, leaves, out_tree, {CUSTOM_VJP_ATTR: ir.FlatSymbolRefAttr.get(symbol)})
+            return call(sub, caller, leaves, out_tree, {CUSTOM_VJP: ir.FlatSymbolRefAttr.get(symbol)})
 
     return with_custom_gradient
 

@@ -16,7 +16,7 @@ import functools
 from meshir._jax_private import ir
 from meshir.dialect import MeshIRTypeError, MeshIRValueError
 from meshir.dialect.call_site import reports_at_call_site
-from meshir.transforms.autodiff.calls import REMAT_ATTR
+from meshir.dialect.attribute_names import REMAT
 
 from meshir.api import _checks as checks
 from meshir.api.programs._locations import located_error
@@ -42,6 +42,6 @@ def remat(fn):
             raise located_error(f"mi.remat({name}): no float Tensor argument to differentiate (got {got}): there is "
                                 f"nothing to recompute in a backward pass", MeshIRValueError)
         with caller.context:
-            return call(sub, caller, leaves, out_tree, {REMAT_ATTR: ir.UnitAttr.get()})
+            return call(sub, caller, leaves, out_tree, {REMAT: ir.UnitAttr.get()})
 
     return rematerialized

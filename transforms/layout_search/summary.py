@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from meshir.dialect.ops import OP_CLASSES, RenameOp, ScanOp, ShardOp
 from meshir.dialect.tensor_type import TensorType
 
-from ..memory_estimate import Liveness
+from ..analysis.memory_estimate import Liveness
 
 
 @dataclass(frozen=True)

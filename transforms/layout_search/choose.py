@@ -16,11 +16,11 @@ from meshir.dialect.diagnostics import MeshIRError, MeshIRValueError
 from meshir.dialect.layout_rules import LayoutRules
 from meshir.dialect.signature import defined_functions, entry_function, signature
 
-from ...collectives.records import collectives_of
-from ..memory_estimate import estimate_memory, format_bytes
-from ...passes.partition import partition_passes
-from ...infra.pass_manager import Pipeline
-from ...passes.shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, parameter_markers
+from ..collectives.records import collectives_of
+from ..analysis.memory_estimate import estimate_memory, format_bytes
+from ..passes.partition import partition_passes
+from ..infra.pass_manager import Pipeline
+from ..passes.shard_update import UpdatePlan, _scanned_dims, drop_parameter_markers, marker_fields, parameter_markers
 from .estimate import Estimate, Estimator
 from .search import OBJECTIVES, Found, key, key_of, options, search
 from .summary import summarize
