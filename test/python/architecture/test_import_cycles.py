@@ -10,21 +10,12 @@ top: a heavy dependency or a start-up time (docs/architecture.md, "Import time")
 """
 from __future__ import annotations
 
-from test_layers import ROOT, Import, _one_cycle, import_cycles, imports, modules, within
+from test_layers import ROOT, Import, _one_cycle, import_cycles, import_time_graph, imports, within
 
 
 def every_import_graph() -> dict[str, dict[str, Import]]:
     """module -> {module an import statement of it names, or a package that import executes}."""
-    graph: dict[str, dict[str, Import]] = {m: {} for m in modules()}
-    for imp in imports():
-        if not within(imp.target, "meshir"):
-            continue
-        parts = imp.target.split(".")
-        for n in range(1, len(parts) + 1):
-            executed = ".".join(parts[:n])
-            if executed in modules() and not within(imp.importer, executed) and executed != imp.importer:
-                graph[imp.importer].setdefault(executed, imp)
-    return graph
+    return import_time_graph(every_import=True)
 
 
 def test_no_import_circle_counting_lazy_and_type_checking_imports():

@@ -260,14 +260,15 @@ def test_every_import_keeps_to_its_layer():
     assert not broken, f"imports across the layers of {ARCHITECTURE.relative_to(ROOT)}:\n" + "\n".join(broken)
 
 
-def import_time_graph() -> dict[str, dict[str, Import]]:
-    """module → {module it makes Python execute at import time: the import that does}.
+def import_time_graph(every_import: bool = False) -> dict[str, dict[str, Import]]:
+    """module → {module it makes Python execute at import time: the import that does}; with
+    `every_import`, lazy and TYPE_CHECKING imports count too (test_import_cycles.py).
 
     Importing `a.b.c` executes the packages `a` and `a.b` first; those that already hold the
     importer are under way when it runs, so they add no edge (the root `meshir` among them)."""
     graph: dict[str, dict[str, Import]] = {m: {} for m in modules()}
     for imp in imports():
-        if imp.lazy or imp.type_checking or not within(imp.target, "meshir"):
+        if (not every_import and (imp.lazy or imp.type_checking)) or not within(imp.target, "meshir"):
             continue
         parts = imp.target.split(".")
         for n in range(1, len(parts) + 1):
