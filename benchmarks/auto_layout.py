@@ -33,7 +33,7 @@ chosen layout's measured time against the best measured, are the claims.
 The 4.9B Mesh-TensorFlow LM (stacked layers, remat, Adam) on 16x32: `mi.auto_layout` under a
 16 GiB budget with the `tpu-v3` cost model (Mesh-TensorFlow's hardware), its choice and
 Mesh-TF's hand layout (batch:x; heads, d_ff, vocab:y) both compiled: bytes per device from
-XLA's compiled HLO (hlo_stats.py) and memory from XLA's `memory_analysis`. A small model with
+XLA's compiled HLO (lowering/runtime/hlo_collectives.py) and memory from XLA's `memory_analysis`. A small model with
 a huge budget (should come out data-parallel). The search time of the stacked Transformer at
 depths 1, 8 and 48 on 16x32, with `measure=0` (search only) and the default `measure=3`
 (partitioning the best three for real).
@@ -309,7 +309,7 @@ def run_case(name: str, kind: str, fields: dict, count: int, top: int, rounds: i
              say=print, classic: int | None = None) -> dict:
     import jax
 
-    import hlo_stats
+    from meshir.lowering.runtime import hlo_collectives as hlo_stats
     import measure
     import meshir as mi
 
@@ -548,7 +548,7 @@ def markdown(data: dict) -> str:
             f"device=\"{paper['cost_model_device']}\"))` ({m['choose_s']:.2f} s, "
             f"{'exact' if m['exact'] else 'time limit, gap ' + format(m['gap'], '.0%')}, {m['visited']} nodes), then "
             "the chosen layout and Mesh-TF's hand layout compiled with `donate=True`. Bytes per device: the "
-            "collectives of XLA's compiled HLO (hlo_stats.py, a loop's collectives once per iteration); memory: "
+            "collectives of XLA's compiled HLO (lowering/runtime/hlo_collectives.py, a loop's collectives once per iteration); memory: "
             "XLA's `memory_analysis` (argument + output + temp − alias).",
             "",
             "| layout | rules | HLO bytes/device | by kind | XLA memory/device | fits budget | compile s |",

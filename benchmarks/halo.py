@@ -13,7 +13,7 @@ Each case is one `mi.shift` of `x[b, d]` (f32) along `d`, split over the case's 
   collectives;
 - `gspmd`: `mi.shift` in gspmd mode (XLA's SPMD partitioner chooses the collectives).
 
-Bytes are read from each compiled HLO (benchmarks/hlo_stats.py, the cost model's ring
+Bytes are read from each compiled HLO (lowering/runtime/hlo_collectives.py, the cost model's ring
 formulas) and, for the explicit programs, from the compile report; every result is checked
 against the reference interpreter.
 """
@@ -32,7 +32,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import harness  # noqa: E402
-import hlo_stats  # noqa: E402
+from meshir.lowering.runtime import hlo_collectives as hlo_stats  # noqa: E402
 
 #: (name, mesh, layout of x, b, d, offset, wrap)
 CASES = [
@@ -87,7 +87,7 @@ def markdown(meta: dict, rows: list[dict]) -> str:
         "One `mi.shift` of `x[b, d]` f32 along `d` (fill -1), on 8 CPU devices. **halo**: explicit mode now "
         "(the boundary rows from the neighbour, one collective-permute); **gather**: explicit mode before "
         "(all_gather of d, shift, all_slice; still the path past one block); **gspmd**: XLA's partitioner. "
-        "Bytes from the compiled HLO (hlo_stats.py); the compile report's bytes agree for halo and gather. "
+        "Bytes from the compiled HLO (lowering/runtime/hlo_collectives.py); the compile report's bytes agree for halo and gather. "
         "The gather column is what `mi.shift` compiled to before the halo exchange (checked at commit 1a12011: "
         "the same bytes on every case).",
         "",

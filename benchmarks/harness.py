@@ -3,7 +3,7 @@ the number formats of the reports, the machine a result was measured on, where r
 and how a report is written.
 
 A module of its own rather than more of measure.py: measure.py runs one case of cases.py
-three ways for run.py and imports cases, hlo_stats and jax_baselines to do it, while this
+three ways for run.py and imports cases, hlo_collectives (lowering/runtime) and jax_baselines to do it, while this
 module is for every script, including the worker and child processes that must set jax's
 device count before jax starts, and scripts that name a function of their own `measure`.
 So it imports nothing heavy at import time (jax and meshir only inside the functions that

@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import harness  # noqa: E402
-import hlo_stats  # noqa: E402
+from meshir.lowering.runtime import hlo_collectives as hlo_stats  # noqa: E402
 import measure  # noqa: E402
 
 _ENTRY = re.compile(r"^ENTRY ")

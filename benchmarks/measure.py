@@ -1,7 +1,7 @@
 """Running one case three ways and measuring each: (a) MeshIR explicit, (b) MeshIR gspmd,
 (c) the same computation in plain JAX under `jax.jit` with the same shardings.
 
-For each: collectives and bytes per device read from the compiled HLO (hlo_stats.py), step
+For each: collectives and bytes per device read from the compiled HLO (lowering/runtime/hlo_collectives.py), step
 time (median and min over `reps` timed runs after `warmup` runs, each ending in
 `block_until_ready`), compile time (MeshIR passes and XLA separately; jax.jit: lower and
 compile), memory per device (temp + argument + output from PJRT's compiled memory stats)
@@ -18,7 +18,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np
 
 import harness
-import hlo_stats
+from meshir.lowering.runtime import hlo_collectives as hlo_stats
 import jax_baselines
 from cases import MESH_AXES, Case
 from jax_baselines import Shardings

@@ -33,7 +33,7 @@ Three contenders:
   tokens' side; in the data-parallel layout it replicates what it cannot reshard.
 
 All compute the same loss and gradients (checked to rtol 1e-4 before timing). Collectives
-are read from each compiled HLO (hlo_stats.py, ring formulas, bytes per device). The analytic
+are read from each compiled HLO (lowering/runtime/hlo_collectives.py, ring formulas, bytes per device). The analytic
 size of the dispatch all-to-all is (n-1)/n x the per-device block of [experts, groups,
 capacity, d_model] before the exchange x 4 bytes, n the size of the experts' axis. Times are
 medians of per-round medians in interleaved rounds on this 2-core machine, where 8 virtual
@@ -55,7 +55,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import harness  # noqa: E402
-import hlo_stats  # noqa: E402
+from meshir.lowering.runtime import hlo_collectives as hlo_stats  # noqa: E402
 
 CONTENDERS = ("meshir", "jax", "jax_back_only")
 MESH = {"x": 4, "y": 2}
@@ -382,7 +382,7 @@ def markdown(meta: dict, r: dict) -> str:
         "",
         *table(r),
         "",
-        f"Bytes per device from each compiled HLO (hlo_stats.py, ring formulas); \"each\" lists the all-to-alls in HLO "
+        f"Bytes per device from each compiled HLO (lowering/runtime/hlo_collectives.py, ring formulas); \"each\" lists the all-to-alls in HLO "
         f"order; \"= analytic\" counts those equal to the dispatch all-to-all's analytic size. Times: {r['rounds']} "
         f"interleaved rounds of {r['steps_per_round']} calls each, the median of per-round medians; \"meshir / this\" "
         "is the median of per-round ratios. 8 virtual devices share 2 cores: the times reflect local work more than "

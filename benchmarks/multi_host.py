@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 import numpy as np  # noqa: E402
 
 import harness  # noqa: E402
-import hlo_stats  # noqa: E402
+from meshir.lowering.runtime import hlo_collectives as hlo_stats  # noqa: E402
 import lm_step  # noqa: E402
 
 RTOL = 1e-5

@@ -22,7 +22,7 @@ models are examples/lm (`model.train_step`, Adam, layers stacked as one mi.scan)
 Per configuration (a row): parameter count; per-device memory (MeshIR's estimate
 `exe.compile_report.memory` and XLA's `memory_analysis`, total = argument + output + temp −
 alias, parameters and optimizer state donated on both sides); bytes per device per collective
-kind, read from XLA's compiled HLO (hlo_stats.py, a collective in a loop counted once per
+kind, read from XLA's compiled HLO (lowering/runtime/hlo_collectives.py, a collective in a loop counted once per
 iteration); MeshIR's pass time and XLA's compile time. The jax.jit side is the same model in
 plain JAX (`jax_step_fn`), lowered from `jax.ShapeDtypeStruct`s with the same NamedShardings
 and compiled. Weight-update sharding on the JAX side: optimizer state (and the update) split
@@ -167,7 +167,7 @@ def param_count(cfg) -> int:
 
 def collectives(hlo_text: str) -> dict:
     """Bytes per device per collective kind of compiled HLO, loops counted per iteration."""
-    import hlo_stats
+    from meshir.lowering.runtime import hlo_collectives as hlo_stats
 
     found = hlo_stats.parse_collectives(hlo_text)
     return hlo_stats.summarize(found, hlo_stats.computation_repeats(hlo_text))
@@ -614,7 +614,7 @@ def markdown(result: dict) -> str:
         "- **MeshIR estimate**: `exe.compile_report.memory` per device, computed before XLA; it counts results apart "
         "from arguments (no donation), so **donated** subtracts the results (all but the loss are donated).",
         "- **XLA**: `memory_analysis()` per device, total = argument + output + temp − alias.",
-        "- **Collectives**: bytes one device sends per step, read from the compiled HLO (benchmarks/hlo_stats.py, "
+        "- **Collectives**: bytes one device sends per step, read from the compiled HLO (lowering/runtime/hlo_collectives.py, "
         "ring formulas), a collective in the layer loop counted once per layer (XLA's known trip count).",
         "- **Times** (s): MeshIR's passes (`compile_times['meshir_passes_s']`); XLA's compile (MeshIR: the "
         "partitioned per-device program; jax.jit: lower + compile, SPMD partitioning included).",

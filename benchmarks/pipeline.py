@@ -52,7 +52,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import harness  # noqa: E402
-import hlo_stats  # noqa: E402
+from meshir.lowering.runtime import hlo_collectives as hlo_stats  # noqa: E402
 
 P = 2
 RTOL = 1e-5

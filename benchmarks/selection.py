@@ -12,7 +12,7 @@ Each case is one op on `x[b, d]` (f32) with `d` split over the 8 CPU devices:
 - `jax`: `jax.lax.top_k` / `jnp.argmax` / `jnp.cumsum` under `jax.jit` with the operand
   sharded `P(None, "x")`.
 
-Bytes are read from each compiled HLO (benchmarks/hlo_stats.py, ring formulas); every result
+Bytes are read from each compiled HLO (lowering/runtime/hlo_collectives.py, ring formulas); every result
 is checked against jax's. Times are the median of interleaved calls (harness.time_calls) on
 this 2-core machine, where 8 virtual devices share two cores: a ratio, not a claim about a
 real interconnect.
@@ -31,7 +31,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import harness  # noqa: E402
-import hlo_stats  # noqa: E402
+from meshir.lowering.runtime import hlo_collectives as hlo_stats  # noqa: E402
 
 #: (name, op, b, d, k, calls per contender: None for --reps; the last case costs XLA's
 #: partitioned cumsum ~25 s a call)
@@ -106,7 +106,7 @@ def markdown(meta: dict, rows: list[dict]) -> str:
         "One op on `x[b=8, d]` f32 with `d` split over 8 CPU devices. **meshir**: explicit mode (select or scan "
         "each block, one all_gather of k candidates or one block total); **gspmd**: MeshIR's gspmd mode (XLA "
         "partitions); **jax**: `jax.jit` with `NamedSharding(P(None, 'x'))`. Bytes from each compiled HLO "
-        "(hlo_stats.py); times are medians of interleaved calls on 2 cores (8 virtual devices), so the ratios "
+        "(lowering/runtime/hlo_collectives.py); times are medians of interleaved calls on 2 cores (8 virtual devices), so the ratios "
         "reflect local work more than communication. Every result equals jax's.",
         "",
         "| case | meshir B | gspmd B | jax B | jax / meshir bytes | meshir ms | gspmd ms | jax ms | jax / meshir time | meshir HLO | jax HLO |",

@@ -4,6 +4,7 @@ against NumPy and the reference interpreter.
 
     python examples/mlp.py            # the README's first command runs this
     python examples/mlp.py --layout batch:x      # data parallel
+    python examples/mlp.py --tpu v5e:2x4         # XLA:TPU compiles it for 8 TPU v5e chips; nothing runs
 """
 from __future__ import annotations
 
@@ -45,10 +46,17 @@ def main(argv=None) -> int:
     parser.add_argument("--d-ff", type=int, default=64)
     parser.add_argument("--layout", default="batch:x,d_ff:y",
                         help="layout rules, e.g. 'batch:x,d_ff:y' or 'batch:x;d_ff:y' (2-D), 'batch:(x,y)' (data parallel)")
+    parser.add_argument("--tpu", metavar="TOPOLOGY",
+                        help="compile for a TPU topology of 8 devices (e.g. v5e:2x4; the tpu extra) and print XLA:TPU's "
+                             "memory and cost instead of running")
     args = parser.parse_args(argv)
 
-    mesh = mi.Mesh({"x": 4, "y": 2})
+    mesh = mi.tpu_mesh(args.tpu, {"x": 4, "y": 2}) if args.tpu else mi.Mesh({"x": 4, "y": 2})
     prog = build_mlp(mesh, args.batch, args.d_model, args.d_ff)
+    if args.tpu:
+        exe = mi.compile(prog, layout=mi.LayoutRules.parse(args.layout))
+        print(exe.report())
+        return 0
     print(prog.module)
     exe = mi.compile(prog, layout=mi.LayoutRules.parse(args.layout))
     import jax

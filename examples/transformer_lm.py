@@ -168,6 +168,10 @@ def build_parser(size: str = "small") -> argparse.ArgumentParser:
                    help="no progress bar (tqdm's, on stderr; drawn only on a terminal anyway)")
     g.add_argument("--summary-json", metavar="FILE",
                    help="write the loss histories and the speed as JSON to FILE (process 0)")
+    g = p.add_argument_group("TPU without a TPU (docs/tpu.md)")
+    g.add_argument("--tpu", metavar="TOPOLOGY",
+                   help="compile the training step for a TPU topology with XLA:TPU (the tpu extra; e.g. v5e:2x4, "
+                        "whose 8 devices take the layout's mesh), print its memory and cost, and stop: nothing trains")
     g = p.add_argument_group("processes (docs/multi-host.md)")
     g.add_argument("--processes", type=int, default=1, metavar="N",
                    help="run as N processes on this machine, the mesh's devices split among them; each feeds "
@@ -429,6 +433,21 @@ def decode_generator(cfg: model.Config, layout: str, precision: str, rows: int, 
 # Training
 
 
+def compile_for_tpu(cfg: model.Config, args, rules: dict, say) -> dict:
+    """--tpu: the training step compiled by XLA:TPU for the topology, on its devices laid out
+    as the layout's mesh; its memory, cost and collectives. Nothing runs."""
+    mesh = layout_mesh(args.layout, cfg.stages)
+    exe = mi.compile(train_program(cfg, args.layout, args.precision), layout=rules, donate=True,
+                     mesh=mi.tpu_mesh(args.tpu, dict(mesh.axes)))
+    memory, cost = exe.compile_report.xla_memory, exe.compile_report.xla_cost
+    kinds = sorted({c.kind for c in exe.compiled_collectives()})
+    say(f"XLA:TPU, {args.tpu} ({len(exe.devices)} {exe.devices[0].device_kind} devices), per device: memory "
+        f"{memory['total'] / 2**20:.1f} MiB (arguments {memory['argument'] / 2**20:.1f}, temporaries "
+        f"{memory['temp'] / 2**20:.1f}, aliased {memory['alias'] / 2**20:.1f}); {cost['flops'] / 1e9:.2f} GFLOP; "
+        f"XLA's estimate {cost['optimal_seconds'] * 1e3:.3f} ms per step; collectives: {', '.join(kinds) or 'none'}")
+    return {"tpu": args.tpu, "xla_memory": memory, "xla_cost": cost, "collectives": kinds}
+
+
 def run(argv=None, out=None) -> dict:
     """Train as the command line says. Returns the loss histories and what was written.
     Raises UsageError / CheckpointError for problems the user can fix."""
@@ -471,6 +490,8 @@ def run(argv=None, out=None) -> dict:
     if args.layout == "auto":  # what the search chose, and why: the best candidates, cost broken down
         choice = str(auto_choice(cfg, args.precision)).splitlines()
         say(textwrap.indent("\n".join(choice[:1] + choice[2:]), "  "))
+    if args.tpu:
+        return compile_for_tpu(cfg, args, rules, say)
 
     # parameters and optimizer state: from the checkpoint (checked before compiling), or fresh
     step_prog = train_program(cfg, args.layout, args.precision)

@@ -18,21 +18,20 @@ from meshir.dialect.call_site import reports_at_call_site
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.interpreter.inputs import bind_arguments
 from meshir.dialect.mesh import Mesh
-from meshir.dialect.modes import EXPLICIT, check_mode
-from meshir.dialect.signature import FunctionSignature, NamedBySignature
+from meshir.dialect.modes import EXPLICIT
+from meshir.dialect.signature import FunctionSignature
 
 from . import progress
 from .arguments import place_arguments, wide_types, x64_scope
-from .devices import SharedAvals, SharedShardings, jax_mesh, shard_shape
-from .donation import check_donated_buffers, donation_aliases
-from .entry import prepare_entry
+from .compiled import CompiledProgram
+from .devices import SharedAvals, jax_mesh
+from .donation import check_donated_buffers
 from .fast_path import FastPath, HostArrayNotExact, shard_host_array
 from .in_jax import TracedCall
-from .pjrt import check_compiled_shardings, compile_for_devices
-from .runtime_report import runtime_report
+from .pjrt import compile_for_devices
 
 
-class Executable(NamedBySignature):
+class Executable(CompiledProgram):
     """A compiled MeshIR program.
 
     `stablehlo_module`: text, `ir.Module` or module op, entry `@main` (or the signature's
@@ -49,24 +48,12 @@ class Executable(NamedBySignature):
     @reports_at_call_site
     def __init__(self, stablehlo_module, mesh: Mesh, signature: FunctionSignature, mode: str = EXPLICIT,
                  report=None, platform: str | None = None, donate=None):
-        check_mode(mode)
-        self.mesh, self.signature, self.mode, self.compile_report = mesh, signature, mode, report
-        self.arg_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.arg_types)
-        self.result_shard_shapes = tuple(shard_shape(mesh, t) for t in signature.result_types)
-        self.jax_mesh = jax_mesh(mesh, platform)
-        self.devices = list(self.jax_mesh.devices.flat)
+        super().__init__(stablehlo_module, mesh, signature, jax_mesh(mesh, platform), compile_for_devices,
+                         mode=mode, report=report, donate=donate)
+        self._loaded = self._compiled
         # PJRT refuses a deleted or twice-donated buffer itself on one CPU device (tried on jax
         # 0.10.2 to 0.12), so the fast path leaves those checks to it; elsewhere they stay.
         self._pjrt_refuses_bad_buffers = len(self.devices) == 1 and self.devices[0].platform == "cpu"
-        shardings = SharedShardings(self.jax_mesh)
-        self.in_shardings = signature.by_argument_name(map(shardings.of, signature.arg_types))
-        self.out_shardings = signature.by_result_name(map(shardings.of, signature.result_types))
-        aliases = donation_aliases(signature, donate)
-        self.donated = {signature.arg_names[a]: signature.result_names[r] for a, r in aliases.items()}
-        self._donated_indices = sorted(aliases)
-        self._entry = prepare_entry(stablehlo_module, signature, mesh, aliases)
-        self._loaded = compile_for_devices(self._entry.computation, self.devices)
-        check_compiled_shardings(self._loaded, self.devices, signature, self.in_shardings, self.out_shardings)
         self._wide = wide_types((*signature.arg_types, *signature.result_types))
         with x64_scope(self._wide):
             avals = SharedAvals()
@@ -76,9 +63,6 @@ class Executable(NamedBySignature):
                                   list(map(avals.of, signature.arg_types, self.in_shardings)))
         self._cpp = jp.cpp_dispatcher(signature.function, self._cache_miss, shard_host_array)
         self._traced = TracedCall(self)
-        #: `(result name, argument names, mesh) -> Executable` of MeshIR's VJP program, which jax's
-        #: autodiff of a traced call runs (set by mi.compile; None: not differentiable).
-        self.differentiate = None
 
     @reports_at_call_site
     def __call__(self, *args, **kwargs):
@@ -135,45 +119,5 @@ class Executable(NamedBySignature):
             check_donated_buffers(self.signature, placed, self._donated_indices)
         return placed
 
-    def stablehlo_text(self) -> str:
-        """The StableHLO module this executable runs, entry renamed `@main`. (For a one-device
-        mesh PJRT gets it with `sdy.manual_computation` inlined, see single_device.py.)"""
-        return self._entry.text
-
-    def compiled_hlo_text(self) -> str:
-        """The HLO after XLA's partitioning and optimisation (per device)."""
-        return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
-
-    def cost_analysis(self) -> dict | None:
-        """XLA's cost analysis (flops, bytes accessed, ...) per device; None if the backend has none."""
-        return _unless_unimplemented(self._loaded.cost_analysis)
-
-    def memory_analysis(self):
-        """PJRT's CompiledMemoryStats (argument, output, temp bytes per device), or None."""
-        return _unless_unimplemented(self._loaded.get_compiled_memory_stats)
-
-    def report(self) -> str:
-        """Mesh, devices, arguments and results with layouts and shard shapes, PJRT's memory
-        figures, then the compile pipeline's report when one was given."""
-        return runtime_report(self)
-
-    @reports_at_call_site
-    def explain(self, show: bool = True):
-        """Why each collective exists and the cheapest rule change that would remove it: the
-        compile report's `explain()` (meshir/api/compilation/explain.py); prints the table unless
-        `show=False`."""
-        if self.compile_report is None:
-            raise MeshIRError("explain: this Executable was not made by mi.compile and has no compile report")
-        return self.compile_report.explain(show)
-
     def __repr__(self) -> str:
         return f"<meshir Executable @{self.signature.function} on {self.mesh}, {self.mode} mode>"
-
-
-def _unless_unimplemented(query):
-    try:
-        return query()
-    except jax.errors.JaxRuntimeError as e:
-        if "UNIMPLEMENTED" in str(e):
-            return None
-        raise

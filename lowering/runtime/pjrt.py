@@ -13,20 +13,39 @@ from jax.extend.backend import get_backend
 from jax.extend.sharding import GSPMDSharding
 
 from meshir import _jax_private as jp
+from meshir._jax_private import ir
+from meshir.dialect.context import get_context
 from meshir.dialect.diagnostics import MeshIRError
 from meshir.dialect.signature import FunctionSignature
 
 
-def compile_for_devices(computation, devices: list):
-    """The LoadedExecutable of `computation` (StableHLO text or bytecode) on `devices`."""
+def _options(devices: list):
+    """One replica, a partition per device, SPMD partitioning by Shardy."""
     options = jp.compile_options(len(devices), devices)
     options.executable_build_options.use_spmd_partitioning = True
     options.executable_build_options.use_shardy_partitioner = True
+    return options
+
+
+def compile_for_devices(computation, devices: list):
+    """The LoadedExecutable of `computation` (StableHLO text or bytecode) on `devices`."""
+    options = _options(devices)
     backend = get_backend(devices[0].platform)
     try:
         return backend.compile_and_load(computation, jp.device_list(devices), options)
     except jax.errors.JaxRuntimeError as e:
         raise MeshIRError(f"PJRT ({backend.platform}, {len(devices)} partitions) refused the StableHLO module: {e}") from None
+
+
+def compile_without_running(computation: bytes, devices: list, target: str):
+    """The (unloaded) Executable of `computation` (bytecode) for compile-only `devices`, which
+    their own client compiles (`target` names them in errors: a TPU topology)."""
+    with get_context() as context:
+        module = ir.Module.parse(computation, context=context)
+        try:
+            return jp.compile_only(module, devices, _options(devices))
+        except jax.errors.JaxRuntimeError as e:
+            raise MeshIRError(f"XLA ({target}, {len(devices)} partitions) refused the StableHLO module: {e}") from None
 
 
 def check_compiled_shardings(loaded, devices: list, sig: FunctionSignature, in_shardings, out_shardings) -> None:

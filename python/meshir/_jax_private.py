@@ -100,6 +100,19 @@ def compile_and_load(module_text: str, devices):
 
 
 # -- PJRT runtime (meshir.lowering.runtime): backend state and running a loaded executable -----
+def is_compile_only_device(device) -> bool:
+    """A device of a deviceless topology (`jax.experimental.topologies`): its client compiles
+    and cannot run."""
+    return type(device.client).__name__ == "CompileOnlyPyClient"
+
+
+def compile_only(module: ir.Module, devices, options):
+    """Compile a StableHLO module for compile-only `devices` with their own client (XLA:TPU
+    for a TPU topology; it takes an `ir.Module`, not text or bytes): an Executable that is
+    not loaded on any device."""
+    return devices[0].client.compile(module, executable_devices=device_list(devices), compile_options=options)
+
+
 def distributed_initialized() -> bool:
     """Whether `jax.distributed.initialize` ran in this process (a program over processes)."""
     return distributed_client() is not None

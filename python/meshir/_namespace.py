@@ -9,6 +9,7 @@ from meshir.dialect import (
     MeshIRValueError, MeshIRWarning, TensorType, parse_module,
 )
 from meshir.lowering.runtime.process_local import process_local
+from meshir.lowering.runtime.tpu import tpu_mesh
 from meshir.dialect.call_site import hide_from_error_locations
 from meshir.transforms.analysis.cost_model import AxisLink, CostModel
 from meshir.transforms.analysis.device_kinds import DEVICE_KINDS, DeviceKind

@@ -16,6 +16,6 @@ PUBLIC_NAMES = [
     "reduce_max", "reduce_min", "reduce_scatter", "reduce_sum", "relu", "remat", "rename",
     "reshape", "reshard", "rsqrt", "scan", "schedules", "select", "SGD", "shard", "shift",
     "sigmoid", "sign", "sin", "slice", "softmax", "split", "sqrt", "stop_gradient", "sub", "tanh",
-    "Tensor", "TensorType", "top_k", "train_step", "TrainStep", "transpose", "value_and_grad",
+    "Tensor", "TensorType", "top_k", "tpu_mesh", "train_step", "TrainStep", "transpose", "value_and_grad",
     "verify_module", "visualize", "where", "while_loop",
 ]

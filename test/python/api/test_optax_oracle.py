@@ -13,7 +13,6 @@ import optax
 import pytest
 
 import meshir as mi
-from script_modules import load_benchmark
 
 STEPS = 20
 MESH = mi.Mesh({"x": 4, "y": 2})
@@ -157,7 +156,7 @@ def layer_loss_program():
 @pytest.mark.parametrize("layout, extra_bytes", [({"batch": ("x", "y")}, 0), ({"batch": "x", "b": "y"}, 4)])
 def test_clipping_costs_at_most_one_scalar_all_reduce(layout, extra_bytes):
     """The global norm beyond the step's own collectives, read from the compiled HLO."""
-    hlo_stats = load_benchmark("hlo_stats")
+    from meshir.lowering.runtime import hlo_collectives as hlo_stats
 
     def all_reduces(**keywords):
         step = mi.train_step(layer_loss_program(), mi.SGD(0.1), params=["w", "bias"], **keywords)

@@ -38,7 +38,7 @@ def test_smallest_case_runs_in_all_modes_and_writes_results(run, tmp_path, capsy
 
 
 def test_hlo_collectives_in_every_printed_form():
-    hlo_stats = load("hlo_stats")
+    from meshir.lowering.runtime import hlo_collectives as hlo_stats
     text = """HloModule m, num_partitions=8
 %add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)

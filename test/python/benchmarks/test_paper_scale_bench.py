@@ -41,7 +41,7 @@ def test_quick_mode_writes_both_models_with_meshir_and_jax_figures(tmp_path):
 
 
 def test_a_collective_in_a_loop_counts_once_per_iteration():
-    hlo_stats = load("hlo_stats")
+    from meshir.lowering.runtime import hlo_collectives as hlo_stats
     text = """HloModule m, num_partitions=4
 %add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)

@@ -132,3 +132,26 @@ def test_export_helpers_round_trip_a_module_and_build_an_exported():
 
 def test_jax_locations_skip_registered_files(tmp_path):
     jp.hide_from_jax_locations(str(tmp_path / "nothing.py"))  # accepted; jax's own list grows
+
+
+def test_compile_only_helpers_tell_devices_apart_and_compile_for_a_topology():
+    """`is_compile_only_device` on this machine's devices; with libtpu, `compile_only` on a TPU
+    topology's devices (the TPU tests cover the rest)."""
+    import jax
+    import pytest
+
+    assert not jp.is_compile_only_device(jax.devices()[0])
+    from meshir.lowering.runtime import tpu
+
+    if tpu.libtpu_version() is None:
+        pytest.skip('libtpu is not installed (pip install "meshir[tpu]")')
+    devices = list(tpu.topology_devices("v5e:2x4"))[:1]
+    assert jp.is_compile_only_device(devices[0])
+    ctx = jp.new_context()
+    with ctx:
+        module = jp.ir.Module.parse(
+            "module attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+            "  func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+            "    %0 = stablehlo.add %a, %a : tensor<8xf32>\n    return %0 : tensor<8xf32>\n  }\n}\n")
+        compiled = jp.compile_only(module, devices, jp.compile_options(1, devices))
+    assert "HloModule" in compiled.hlo_modules()[0].to_string()

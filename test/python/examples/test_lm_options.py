@@ -122,10 +122,9 @@ def test_the_gradient_norm_costs_the_lms_2d_step_one_scalar_all_reduce():
     y in 4 groups of like-named gradients (embed, the attention weights, w1/w2, b1) and
     replicated in others; mtf-insert-collectives joins them (mtf.as_partial), so MeshIR's
     program completes the norm with one scalar all-reduce, and the compiled HLO
-    (benchmarks/hlo_stats.py) moves one f32 more than the plain step."""
-    from script_modules import load_benchmark
+    (lowering/runtime/hlo_collectives.py) moves one f32 more than the plain step."""
 
-    hlo_stats = load_benchmark("hlo_stats")
+    from meshir.lowering.runtime import hlo_collectives as hlo_stats
     cfg = dataclasses.replace(CFG, key_size=None, heads=4)
     mesh, rules = model.layout("2d")
 

@@ -18,7 +18,7 @@ import meshir.layers as L
 import script_modules
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-import hlo_stats
+from meshir.lowering.runtime import hlo_collectives as hlo_stats
 
 TINY = ["--layers", "1", "--d-model", "16", "--heads", "8", "--d-ff", "32", "--length", "8", "--batch", "8",
         "--seed", "3", "--experts", "4"]

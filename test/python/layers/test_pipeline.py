@@ -16,7 +16,7 @@ import meshir as mi
 import meshir.layers as L
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-import hlo_stats
+from meshir.lowering.runtime import hlo_collectives as hlo_stats
 
 D = mi.Dim
 B, S, M_, H, K, F, LAYERS, P = 16, 8, 32, 4, 8, 64, 4, 2

@@ -20,8 +20,8 @@ import meshir as mi
 from meshir.dialect import get_context
 from meshir.dialect.signature import entry_function, signature
 from meshir.lowering.runtime import Executable
+from meshir.lowering.runtime import hlo_collectives as hlo_stats
 from meshir.transforms import Pipeline, parse_pipeline
-from script_modules import load_benchmark
 
 MESHES = {"8": {"x": 8}, "4x2": {"x": 4, "y": 2}, "2x4": {"x": 2, "y": 4}}
 COLLECTIVE = re.compile(r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(-start)?\(")
@@ -195,8 +195,6 @@ def test_gspmd_and_explicit_match_the_interpreter(case, mesh):
             text = exe.stablehlo_text()
             assert "sdy.manual_computation" not in text and "sdy.sharding_constraint" in text
 
-
-hlo_stats = load_benchmark("hlo_stats")
 
 
 def _collectives(hlo: str) -> list[str]:

@@ -12,7 +12,6 @@ import pytest
 import meshir as mi
 from meshir.api.compilation.compile_report import collectives_of
 from meshir.dialect.signature import entry_function, signature
-from script_modules import load_benchmark
 
 B, M, F = mi.Dim("batch", 16), mi.Dim("d_model", 16), mi.Dim("d_ff", 32)
 MESH = mi.Mesh({"x": 4, "y": 2})
@@ -84,7 +83,7 @@ def test_nan_data_gives_the_same_nan_curve():
 def _param_gradient_bytes(exe):
     """Bytes per device of the compiled HLO's collectives over the data axis x (group size 4
     on the 2-D layout), by kind: the parameters' gradients and (sharded) updates."""
-    stats = load_benchmark("hlo_stats")
+    from meshir.lowering.runtime import hlo_collectives as stats
     out = {}
     for c in stats.parse_collectives(exe.compiled_hlo_text()):
         if c.group_size == 4:

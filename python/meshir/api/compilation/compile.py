@@ -22,6 +22,8 @@ from meshir.dialect.modes import EXPLICIT, MODES
 from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
 from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
+from meshir.lowering.runtime.compile_only import CompileOnlyExecutable
+from meshir.lowering.runtime.tpu import is_compile_only
 from meshir.lowering.runtime.from_stablehlo import executable_from_stablehlo, is_lowered
 from meshir.transforms import PASSES, Pipeline
 from meshir.transforms.analysis.memory_estimate import format_bytes
@@ -89,11 +91,13 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
         raise MeshIRError("the program has no mesh: give one with Program(..., mesh) or compile(..., mesh=...)")
     rules = checks.rules_on_mesh(rules, run_mesh, strict)
     run_mesh = checks.on_users_devices(run_mesh, given_mesh, program_or_module)
-    ensure_cpu_devices(run_mesh.size)
+    compile_only = run_mesh.devices is not None and is_compile_only(run_mesh.devices)  # a TPU topology's
+    if not compile_only:
+        ensure_cpu_devices(run_mesh.size)
     timings = {}
     start = time.perf_counter()
     model = checks.cost_model(cost_model)
-    narrow_dots = default_platform() != "cpu"
+    narrow_dots = (run_mesh.devices[0].platform if compile_only else default_platform()) != "cpu"
     front = source_passes(drop_update_sharding=chosen is not None and chosen.shard_update is False)
     passes = front + partition_passes(source, rules, model, mode) + [
         PASSES["mtf-lower-to-stablehlo"](mode=mode, narrow_dots=narrow_dots)]  # the registry imports it when first asked
@@ -111,12 +115,13 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     sig = signature(entry_function(partitioned, function))
     timings["meshir_passes_s"] = time.perf_counter() - start
     report = CompileReport(partitioned, mode, source, rules, model, function)
-    if budget is not None:
+    if budget is not None and not compile_only:  # a TPU target's budget is checked on XLA:TPU's own figure
         _check_budget(report, budget)
     check_same_program(checks.module_of(program_or_module, "the program to compile"),
                        lambda: f"{mode} {function} {run_mesh} [{rules}] {donate!r} {model!r} {budget}", module)
     start = time.perf_counter()
-    exe = Executable(module, run_mesh, sig, mode=mode, report=report, donate=donate)
+    exe = (CompileOnlyExecutable if compile_only else Executable)(module, run_mesh, sig, mode=mode, report=report,
+                                                                 donate=donate)
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.pipeline = pipeline_text(passes)
@@ -124,6 +129,9 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     exe.auto_layout = chosen  # what layout="auto" chose (mi.auto_layout's result), else None
     exe.differentiate = _vjp_compiler(program_or_module, rules, mode, cost_model, function)  # for jax.grad
     report.xla_memory = xla_memory(exe.memory_analysis())
+    report.xla_cost = xla_cost(exe.cost_analysis())
+    if compile_only and budget is not None:
+        _check_compiled_budget(report.xla_memory, budget, exe.topology)
     return exe
 
 
@@ -144,6 +152,29 @@ def xla_memory(stats) -> dict | None:
     out = {k: int(getattr(stats, f"{k}_size_in_bytes")) for k in ("argument", "output", "temp", "alias")}
     out["total"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
     return out
+
+
+def xla_cost(cost) -> dict | None:
+    """XLA's cost_analysis per device as a dict with names in snake case (`flops`,
+    `bytes_accessed`, `transcendentals`, XLA:TPU's `optimal_seconds`, ...; not its per-operand
+    breakdowns such as `bytes accessed0{}`), or None."""
+    if isinstance(cost, (list, tuple)):  # one dict per program on some jax versions
+        cost = cost[0] if cost else None
+    if not cost:
+        return None
+    return {k.replace(" ", "_"): float(v) for k, v in cost.items() if isinstance(v, (int, float)) and "{" not in k}
+
+
+def _check_compiled_budget(memory: dict | None, budget: int, topology: str) -> None:
+    """Refuse a compile-only program whose compiled memory per device exceeds `budget`: on a
+    TPU target XLA's figure is the chip's, known before anything runs."""
+    if memory is None or memory["total"] <= budget:
+        return
+    parts = ", ".join(f"{k} {format_bytes(memory[k])}" for k in ("argument", "output", "temp", "alias"))
+    raise MeshIRError(
+        f"compiled by XLA:TPU for {topology!r}, the program needs {format_bytes(memory['total'])} per device "
+        f"({parts}), over the memory budget of {format_bytes(budget)}: split a large tensor's dims over more "
+        "mesh axes, or use a larger topology")
 
 
 def _check_budget(report, budget: int) -> None:

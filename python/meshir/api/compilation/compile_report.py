@@ -28,6 +28,9 @@ class CompileReport:
     #: XLA's memory_analysis per device after compiling (argument, output, temp, alias,
     #: total), set by `mi.compile`; None before or when PJRT gives none.
     xla_memory: dict | None = None
+    #: XLA's cost analysis per device (`flops`, `bytes_accessed`, on TPU `optimal_seconds`, ...),
+    #: set by `mi.compile` (`compile.xla_cost`); None before or when XLA gives none.
+    xla_cost: dict | None = None
 
     def explain(self, show: bool = True):
         """Why each collective exists and the cheapest rule change that would remove it
@@ -89,4 +92,8 @@ class CompileReport:
             ratio = f" (estimate / XLA = {estimate.total / x['total']:.2f})" if estimate is not None and x["total"] else ""
             lines.append(f"  XLA: argument {x['argument']}, output {x['output']}, temp {x['temp']}, "
                          f"alias {x['alias']}, total {x['total']}{ratio}")
+        if self.xla_cost is not None and "optimal_seconds" in self.xla_cost:  # XLA:TPU's own estimate
+            c = self.xla_cost
+            lines.append(f"XLA cost per device: {c.get('flops', 0):.4g} flops, {c.get('bytes_accessed', 0):.4g} bytes "
+                         f"accessed, {c['optimal_seconds'] * 1e3:.4g} ms (XLA's optimal_seconds)")
         return "\n".join(lines)

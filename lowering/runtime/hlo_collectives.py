@@ -5,9 +5,9 @@ Every `all-reduce`, `all-gather`, `reduce-scatter`, `all-to-all` and `collective
 instruction (and the `-start` halves of their async forms; `-done` halves are skipped) is
 parsed for its result shape, its operands' shapes (looked up by name in the same
 computation) and its replica groups (`{{0,1},{2,3}}`, the iota form `[4,2]<=[2,4]T(1,0)`, or
-`{}` = all partitions). Bytes per device use the ring formulas of MeshIR's planner
-(transforms/analysis/cost_model.py), with B the bytes of one device's operand and n the
-group size:
+`{}` = all partitions, or Shardy's `mesh['x'=4,'y'=2] {'x'}`). Bytes per device use the ring
+formulas of MeshIR's planner (the collective classes of dialect/ops/collectives.py, which the
+cost model reads), with B the bytes of one device's operand and n the group size:
 
     all-reduce          2 (n-1)/n B
     all-gather          (n-1) B
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from meshir.transforms.analysis.cost_model import ring_bytes
+from meshir.dialect.ops import OP_CLASSES
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 
@@ -162,13 +162,18 @@ def replica_groups(attrs: str, num_partitions: int) -> list[list[int]] | None:
     return ids.reshape(int(m.group(1)), int(m.group(2))).tolist()
 
 
+#: The mtf collective class of each HLO collective: its ring formula (`ring_bytes`,
+#: dialect/ops/collectives.py) is the one the cost model prices MeshIR's collectives with.
+_CLASSES = {cls.kind().replace("_", "-"): cls for cls in OP_CLASSES.values() if cls.IS_COLLECTIVE}
+
+
 def collective_bytes(kind: str, operand_bytes: int, n: int, sends: bool = True) -> int:
-    """Bytes one device sends: MeshIR's own ring formulas (transforms/analysis/cost_model.py)."""
-    if kind not in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"):
+    """Bytes one device sends: MeshIR's own ring formulas (the collective classes')."""
+    if kind not in KINDS:
         raise ValueError(kind)
     if kind == "collective-permute" and not sends:
         return 0
-    return ring_bytes(kind, operand_bytes, n)
+    return _CLASSES[kind].ring_bytes(operand_bytes, n)
 
 
 def _operand_bytes_from_result(kind: str, result_bytes: int, n: int) -> int:
