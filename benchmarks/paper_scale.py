@@ -189,7 +189,14 @@ def train_step_options() -> set[str]:
     return set(inspect.signature(mi.train_step).parameters)
 
 
-def meshir_row(m: Model, row: Row, cfg) -> dict:
+#: The memory budget the TPU rows compile under: none, so that XLA:TPU gives its own figure
+#: even where MeshIR's estimate (checked against the HBM by default) would refuse the row.
+NO_BUDGET = 2 ** 60
+
+
+def meshir_row(m: Model, row: Row, cfg, topology: str | None = None) -> dict:
+    """MeshIR's row: compiled for this machine's CPU devices, or with `topology` by XLA:TPU
+    for that TPU topology's devices (mi.tpu_mesh; nothing runs)."""
     import meshir as mi
     from lm import model
 
@@ -209,7 +216,8 @@ def meshir_row(m: Model, row: Row, cfg) -> dict:
         mesh = mi.Mesh(dict(m.mesh))
         step, build_s = harness.timed(lambda: model.train_step(cfg, mesh, remat=row.remat, stacked=True,
                                                        seq_parallel=row.seq_parallel, **options))
-        exe, compile_s = harness.timed(lambda: mi.compile(step, layout=rules, donate=True))
+        target = {} if topology is None else {"mesh": mi.tpu_mesh(topology, m.mesh), "memory_budget": NO_BUDGET}
+        exe, compile_s = harness.timed(lambda: mi.compile(step, layout=rules, donate=True, **target))
         report = exe.compile_report
         estimate = report.memory
         out = {
@@ -221,6 +229,7 @@ def meshir_row(m: Model, row: Row, cfg) -> dict:
             "estimate": dict(estimate.categories, total=estimate.total),
             "largest": [f"{t.value}: {t.type} ({t.kind}) {t.bytes}" for t in estimate.largest[:5]],
             "xla_memory": report.xla_memory,
+            "xla_cost": report.xla_cost,
             "collectives": collectives(exe.compiled_hlo_text()),
             "planner_bytes_per_device": report.total_bytes_per_device,
         }
@@ -404,7 +413,8 @@ def jax_step_fn(cfg, rules: dict, jmesh, remat: bool, seq_parallel: str | None, 
     return step_fn
 
 
-def jax_row(m: Model, row: Row, cfg) -> dict:
+def jax_row(m: Model, row: Row, cfg, topology: str | None = None) -> dict:
+    """The jax.jit row: on this machine's CPU devices, or (`topology`) compiled by XLA:TPU."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding, PartitionSpec
@@ -418,7 +428,12 @@ def jax_row(m: Model, row: Row, cfg) -> dict:
     if (row.shard_update or row.shard_params) and not axes:
         return {"status": "n/a", "note": "the layout has no data-parallel axis to shard the update over"}
     try:
-        jmesh = jax_baselines.jax_mesh(m.mesh)
+        if topology is None:
+            jmesh = jax_baselines.jax_mesh(m.mesh)
+        else:
+            import meshir as mi
+
+            jmesh = mi.tpu_mesh(topology, m.mesh)
         dims = model.param_dims(cfg, stacked=True)
         model_specs = {n: [rules.get(d.name) for d in ds] for n, ds in dims.items()}
         split_specs = {n: zero_spec(ds, rules, m.mesh, axes) for n, ds in dims.items()} if axes else model_specs
@@ -448,8 +463,10 @@ def jax_row(m: Model, row: Row, cfg) -> dict:
         mem = measure.memory_per_device(compiled.memory_analysis())
         if mem is not None:
             mem["total"] = mem["argument"] + mem["output"] + mem["temp"] - mem["alias"]
+        from meshir.api.compilation.compile import xla_cost
+
         out = {"status": "ok", "lower_s": lower_s, "xla_compile_s": compile_s, "xla_memory": mem,
-               "collectives": collectives(compiled.as_text())}
+               "xla_cost": xla_cost(compiled.cost_analysis()), "collectives": collectives(compiled.as_text())}
         if mem is None:
             out["note"] = "XLA gave no memory_analysis"
         jax.clear_caches()

@@ -1,17 +1,24 @@
-"""One FFN compiled by XLA:TPU for real TPU topologies, without a TPU (docs/tpu.md).
+"""MeshIR programs compiled by XLA:TPU for real TPU topologies, without a TPU (docs/tpu.md):
+one FFN on four topologies, and the papers' training steps beside jax.jit's.
 
-    python benchmarks/tpu_compile.py     # needs the tpu extra; writes results/tpu_compile.md
+    python benchmarks/tpu_compile.py            # needs the tpu extra; writes results/tpu_compile.md
+    python benchmarks/tpu_compile.py --papers   # results/tpu_papers.{md,json} (about an hour)
+    python benchmarks/tpu_compile.py --papers --quick   # reduced sizes (results/quick/)
 
-Each row is `relu(x @ w1) @ w2` (batch 1024, d_model 1024, d_ff 4096, f32) under
+The FFN: each row is `relu(x @ w1) @ w2` (batch 1024, d_model 1024, d_ff 4096, f32) under
 `batch:x; d_ff:y` on a topology's devices. It shows MeshIR's collectives beside those read
 from the compiled TPU HLO (bytes per device, one ring convention), XLA:TPU's memory per device
 beside MeshIR's estimate, XLA:TPU's `optimal_seconds`, and the compile's wall time (MeshIR's
 passes and XLA:TPU). Nothing runs.
+
+--papers: tpu_papers.py (the 4.9B and 1T training steps on TPU v3 pods, MeshIR beside
+jax.jit, and compile time from 8 to 2048 devices).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +30,7 @@ import meshir as mi
 from meshir.lowering.runtime import tpu
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 TOPOLOGIES = [("v5e:2x4", {"x": 4, "y": 2}), ("v4:2x2x1", {"x": 4, "y": 2}), ("v3:16x16", {"x": 32, "y": 16}),
               ("v5e:16x16", {"x": 16, "y": 16})]
 
@@ -57,8 +65,16 @@ def row(topology: str, axes: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=str(HERE / "results" / "tpu_compile.md"))
+    parser.add_argument("--out", default=None, help="the FFN's table (default results/tpu_compile.md); with "
+                        "--papers, the results directory")
+    parser.add_argument("--papers", action="store_true", help="the papers' training steps (tpu_papers.py)")
+    parser.add_argument("--quick", action="store_true", help="with --papers: reduced sizes, results/quick/")
     args = parser.parse_args(argv)
+    if args.papers:
+        import tpu_papers
+
+        return tpu_papers.main(args.out, args.quick)
+    args.out = args.out or str(HERE / "results" / "tpu_compile.md")
     rows = [row(t, a) for t, a in TOPOLOGIES]
     text = "\n".join([
         "# An FFN compiled by XLA:TPU without a TPU",

@@ -17,7 +17,8 @@ cost model reads), with B the bytes of one device's operand and n the group size
 
 `summarize` counts a collective inside a loop body once (the benchmark cases have no loops);
 given `computation_repeats(hlo_text)` it counts it once per iteration, from the trip count
-XLA records on each `while` (`known_trip_count`), nested loops multiplied.
+XLA records on each `while` (`known_trip_count`; XLA:TPU records none, so there the count is
+read from the loop's condition, body and initial tuple), nested loops multiplied.
 """
 from __future__ import annotations
 
@@ -243,11 +244,90 @@ _BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
 _TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
 
 
+def _instruction_tables(hlo_text: str) -> tuple[dict, dict]:
+    """Each computation's instructions by name, as (opcode, operands, attributes), and the
+    name of each computation's ROOT."""
+    tables: dict[str, dict[str, tuple[str, list[str], str]]] = {}
+    roots: dict[str, str] = {}
+    computation = ""
+    for line in hlo_text.splitlines():
+        m = _COMPUTATION.match(line)
+        if m and "=" not in line.split("(")[0]:
+            computation = m.group(1)
+            continue
+        m = _INSTR.match(line)
+        if m:
+            name, _, opcode, rest = m.groups()
+            operands, attrs = _operands_and_attrs(rest)
+            tables.setdefault(computation, {})[name] = (opcode, operands, attrs)
+            if line.lstrip().startswith("ROOT"):
+                roots[computation] = name
+    return tables, roots
+
+
+_PASS_THROUGH = ("copy", "bitcast", "convert", "reshape")
+
+
+def _source(table: dict, name: str) -> tuple | None:
+    """The instruction `name` stands for, through copies, bitcasts and converts."""
+    op = table.get(name)
+    while op is not None and op[0] in _PASS_THROUGH and op[1]:
+        op = table.get(_operand_names(op[1])[0])
+    return op
+
+
+def _integer_constant(table: dict, name: str) -> int | None:
+    op = _source(table, name)
+    if op is None or op[0] != "constant" or not op[1] or not re.fullmatch(r"-?\d+", op[1][0].strip()):
+        return None
+    return int(op[1][0])
+
+
+def _tuple_index(table: dict, name: str) -> int | None:
+    """k when `name` is element k of its computation's parameter tuple."""
+    op = _source(table, name)
+    found = re.search(r"\bindex=(\d+)", op[2]) if op is not None and op[0] == "get-tuple-element" else None
+    return int(found.group(1)) if found else None
+
+
+def inferred_trip_count(tables: dict, roots: dict, computation: str, while_name: str) -> int | None:
+    """The trip count of a `while` that records none (XLA:TPU's compiled HLO keeps no
+    `known_trip_count`), read from the loop itself: a condition `counter < N` (a tuple
+    element against a constant), a body that adds 1 to that element, and a constant start in
+    the loop's initial tuple give N - start; None for any other loop."""
+    _, operands, attrs = tables[computation][while_name]
+    names = dict(re.findall(r"\b(condition|body)=%?([\w.\-]+)", attrs))
+    cond, body = tables.get(names.get("condition")), tables.get(names.get("body"))
+    if cond is None or body is None or not operands:
+        return None
+    compare = cond[roots[names["condition"]]]
+    if compare[0] != "compare" or "direction=LT" not in compare[2] or len(compare[1]) != 2:
+        return None
+    counter, limit = _tuple_index(cond, _operand_names(compare[1])[0]), _integer_constant(cond, _operand_names(compare[1])[1])
+    step = _source(body, roots[names["body"]])
+    if counter is None or limit is None or step is None or step[0] != "tuple" or counter >= len(step[1]):
+        return None
+    add = _source(body, _operand_names(step[1])[counter])
+    if add is None or add[0] != "add" or len(add[1]) != 2:
+        return None
+    a, b = _operand_names(add[1])
+    if not ((_tuple_index(body, a) == counter and _integer_constant(body, b) == 1)
+            or (_tuple_index(body, b) == counter and _integer_constant(body, a) == 1)):
+        return None
+    start = _source(tables[computation], _operand_names(operands)[0])
+    if start is None or start[0] != "tuple" or counter >= len(start[1]):
+        return None
+    first = _integer_constant(tables[computation], _operand_names(start[1])[counter])
+    return None if first is None else max(limit - first, 0)
+
+
 def computation_repeats(hlo_text: str) -> dict[str, int | None]:
     """How many times one run of the entry computation runs each computation: a while's body
-    (and condition) its caller's count times the loop's `known_trip_count`, None when XLA
-    recorded none; any other callee its caller's count; summed over the call sites."""
+    (and condition) its caller's count times the loop's trip count (XLA's `known_trip_count`,
+    else `inferred_trip_count`), None when neither is known; any other callee its caller's
+    count; summed over the call sites."""
     calls: dict[str, list[tuple[str, int | None]]] = {}  # callee -> [(caller, factor)]
+    tables, roots = _instruction_tables(hlo_text)
     entry, computation = None, ""
     for line in hlo_text.splitlines():
         m = _COMPUTATION.match(line)
@@ -260,8 +340,11 @@ def computation_repeats(hlo_text: str) -> dict[str, int | None]:
             continue
         trip = _TRIP_COUNT.search(line)
         is_while = re.search(r"\swhile\(", line) is not None
+        count = int(trip.group(1)) if trip else None
+        if is_while and count is None and (m := _INSTR.match(line)):
+            count = inferred_trip_count(tables, roots, computation, m.group(1))
         for key, callee in _CALLEE.findall(line):
-            factor = (int(trip.group(1)) if trip else None) if is_while and key in ("body", "condition") else 1
+            factor = count if is_while and key in ("body", "condition") else 1
             calls.setdefault(callee, []).append((computation, factor))
         for group in _BRANCHES.findall(line):
             for callee in _split_top(group):

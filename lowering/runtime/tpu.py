@@ -32,6 +32,13 @@ from meshir.dialect.diagnostics import MeshIRError, MeshIRTypeError, MeshIRValue
 _LIBTPU_ENVIRONMENT = {"TPU_WORKER_HOSTNAMES": "localhost", "TPU_ACCELERATOR_TYPE": "v5litepod-8",
                        "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
 
+#: HBM per device that XLA:TPU allocates from, in GiB, by `device_kind`: the figure it names
+#: when a program needs more ("exceeds available HBM (15.48G)"), read with libtpu 0.0.52 from
+#: one device of v2:2x2, v3:2x2, v4:2x2x1, v5e:2x4, v5p:2x2x1 and v6e:2x4. The chips have 8, 16
+#: (per core), 32 (per chip: two devices), 16, 95 and 32 GiB; XLA:TPU keeps a little back.
+HBM_GIB_PER_DEVICE = {"TPU v2": 7.48, "TPU v3": 15.48, "TPU v4": 15.25, "TPU v5 lite": 15.75, "TPU v5": 95.73,
+                      "TPU v6 lite": 31.24}
+
 #: The topology each compile-only device came from, by `id(device)` (for messages).
 _TOPOLOGY_OF: dict[int, str] = {}
 
@@ -106,6 +113,13 @@ def is_compile_only(devices) -> bool:
         raise MeshIRError("a mesh mixes devices that run with compile-only TPU devices (mi.tpu_mesh); "
                           "use one or the other")
     return flags == {True}
+
+
+def hbm_per_device(devices) -> int | None:
+    """Bytes of HBM each of `devices` has as XLA:TPU allocates (HBM_GIB_PER_DEVICE), or None
+    for a device kind not in the table."""
+    gib = HBM_GIB_PER_DEVICE.get(devices[0].device_kind)
+    return None if gib is None else int(gib * 2**30)
 
 
 def topology_of(devices) -> str:

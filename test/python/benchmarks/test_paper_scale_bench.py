@@ -40,45 +40,6 @@ def test_quick_mode_writes_both_models_with_meshir_and_jax_figures(tmp_path):
     assert "## Targets" in text and "| 2d |" in text and "MeshIR pass time < 5 s" in text
 
 
-def test_a_collective_in_a_loop_counts_once_per_iteration():
-    from meshir.lowering.runtime import hlo_collectives as hlo_stats
-    text = """HloModule m, num_partitions=4
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-%body (p: (s32[], f32[8])) -> (s32[], f32[8]) {
-  %p = (s32[], f32[8]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%p), index=0
-  %x = f32[8]{0} get-tuple-element(%p), index=1
-  %ar = f32[8]{0} all-reduce(%x), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=%add
-  ROOT %t = (s32[], f32[8]{0}) tuple(%i, %ar)
-}
-%cond (p: (s32[], f32[8])) -> pred[] {
-  %p = (s32[], f32[8]{0}) parameter(0)
-  ROOT %c = pred[] constant(true)
-}
-ENTRY %main (x: f32[8]) -> f32[8] {
-  %x = f32[8]{0} parameter(0)
-  %z = s32[] constant(0)
-  %t = (s32[], f32[8]{0}) tuple(%z, %x)
-  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"5"}}
-  %y = f32[8]{0} get-tuple-element(%w), index=1
-  ROOT %ar2 = f32[8]{0} all-reduce(%y), channel_id=2, replica_groups={{0,1,2,3}}, to_apply=%add
-}
-"""
-    found = hlo_stats.parse_collectives(text)
-    repeats = hlo_stats.computation_repeats(text)
-    assert repeats["body"] == 5 and repeats["main"] == 1
-    once = hlo_stats.summarize(found)["bytes_per_device"]
-    assert once == 2 * 48  # 2 (n-1)/n B = 48 bytes per all-reduce of f32[8] over 4
-    assert hlo_stats.summarize(found, repeats)["bytes_per_device"] == 6 * 48
-    unknown = text.replace(', backend_config={"known_trip_count":{"n":"5"}}', "")
-    summary = hlo_stats.summarize(found, hlo_stats.computation_repeats(unknown))
-    assert summary["bytes_per_device"] == once and summary["unknown_repeats"] == ["ar"]
-
-
 def test_zero_spec_splits_a_free_dim_or_extends_a_split_one():
     paper = load("paper_scale")
     D = mi.Dim

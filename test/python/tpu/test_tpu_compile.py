@@ -10,6 +10,8 @@ the reference interpreter. Without libtpu only the error tests run.
 from __future__ import annotations
 
 import inspect
+import json
+import sys
 from collections import Counter
 
 import numpy as np
@@ -98,6 +100,28 @@ def test_a_training_step_compiles_for_tpu():
 
 
 @needs_libtpu
+def test_a_scanned_lm_steps_collectives_count_once_per_layer_as_in_meshirs_report():
+    """XLA:TPU records no trip count on its loops: compiled_collectives' totals read it from
+    each loop's counter, and equal MeshIR's report, which counts every layer's collectives."""
+    from script_modules import EXAMPLES
+
+    sys.path.insert(0, str(EXAMPLES))
+    from lm import model
+
+    from meshir.lowering.runtime import hlo_collectives
+
+    cfg = model.Config(layers=3, d_model=128, heads=8, d_ff=512, length=16, batch=64, vocab=512)
+    step = model.train_step(cfg, mi.Mesh({"x": 2, "y": 4}), remat=True, stacked=True)
+    exe = mi.compile(step, layout={"batch": "x", "heads": "y", "d_ff": "y", "vocab": "y"}, donate=True,
+                     mesh=mi.tpu_mesh("v3:2x2", {"x": 2, "y": 4}))
+    text = exe.as_text()
+    repeats = hlo_collectives.computation_repeats(text)
+    assert 3 in repeats.values() and None not in repeats.values()  # the layer loops, forward and backward
+    summary = hlo_collectives.summarize(hlo_collectives.parse_collectives(text), repeats)
+    assert summary["bytes_per_device"] == exe.compile_report.total_bytes_per_device > 0
+
+
+@needs_libtpu
 def test_the_same_program_on_the_cpu_mesh_runs_and_equals_the_interpreter():
     rng = np.random.default_rng(0)
     args = {"x": rng.normal(size=(64, 128)).astype(np.float32), "w1": rng.normal(size=(128, 512)).astype(np.float32),
@@ -138,14 +162,93 @@ def test_bad_tpu_meshes_are_located_errors_naming_the_values(topology, axes, wor
     assert all(w in str(e.value) for w in words), str(e.value)
 
 
+def small(mesh, rows: int = 32, cols: int = 8):
+    """y = 2x + 1 on an [a, b] tensor: with b = 8, XLA:TPU pads each (8, 128) tile, so its
+    figure is 16 times MeshIR's estimate."""
+    a, b = mi.Dim("a", rows), mi.Dim("b", cols)
+    with mi.Program("small", mesh) as prog:
+        x = prog.argument("x", [a, b])
+        prog.result(x * 2.0 + 1.0, name="y")
+    return prog
+
+
+@pytest.fixture
+def xla_must_not_compile(monkeypatch):
+    """A refusal that must come before XLA:TPU compiles anything."""
+    from meshir.lowering.runtime import compile_only
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("XLA:TPU was asked to compile")
+    monkeypatch.setattr(compile_only, "compile_without_running", refuse)
+
+
 @needs_libtpu
-def test_a_memory_budget_the_tpu_compile_exceeds_is_refused():
+def test_a_memory_budget_the_estimate_exceeds_is_refused_before_xla(xla_must_not_compile):
     prog = ffn(mi.tpu_mesh(TOPOLOGY, AXES))
     line = _line() + 2
     with pytest.raises(mi.MeshIRError) as e:
         mi.compile(prog, layout="batch:x", memory_budget="100KiB")
+    text = str(e.value)
+    assert text.startswith(f"{__file__}:{line}:"), text
+    assert "TPU topology 'v5e:2x4'" in text and "over 2 times the memory budget of 100 KiB" in text
+    assert "refused before XLA:TPU compiles" in text
+    assert "w1: !mtf.tensor<d_model=128@(), d_ff=512@(), f32> (argument) 256 KiB per device" in text
+
+
+@needs_libtpu
+def test_a_program_far_over_the_chips_hbm_is_refused_before_xla_by_default(xla_must_not_compile):
+    prog = small(mi.tpu_mesh("v3:2x2", {"x": 8}), rows=8 * 2**22, cols=1024)  # 16 GiB per device in, 16 out
+    line = _line() + 2
+    with pytest.raises(mi.MeshIRError) as e:
+        mi.compile(prog, layout="a:x")
     assert str(e.value).startswith(f"{__file__}:{line}:"), str(e.value)
-    assert "XLA:TPU" in str(e.value) and "100 KiB" in str(e.value) and "'v5e:2x4'" in str(e.value)
+    assert "TPU topology 'v3:2x2' (15.5 GiB of HBM per device, as XLA:TPU allocates)" in str(e.value)
+    assert "the program needs about 32 GiB per device" in str(e.value)
+    assert "x: !mtf.tensor<a=33554432@x, b=1024@(), f32> (argument) 16 GiB per device" in str(e.value)
+
+
+@needs_libtpu
+def test_an_estimate_within_the_margin_is_left_to_xla_tpus_own_figure():
+    prog = ffn(mi.tpu_mesh(TOPOLOGY, AXES))
+    estimate = mi.compile(prog, layout="batch:x").compile_report.memory.total  # 560 KiB; XLA:TPU: 528 KiB
+    exe = mi.compile(prog, layout="batch:x", memory_budget=estimate - 16 * 1024)  # over the budget by the estimate
+    assert exe.compile_report.xla_memory["total"] <= estimate - 16 * 1024
+
+
+@needs_libtpu
+def test_donated_results_count_once_against_the_budget():
+    with mi.Program("inplace", mi.tpu_mesh("v3:2x2", {"x": 8})) as prog:
+        x = prog.argument("x", [mi.Dim("a", 8 * 2**21), mi.Dim("b", 1024)])
+        prog.result(x * 2.0 + 1.0, name="x")
+    exe = mi.compile(prog, layout="a:x", donate=True)  # 8 GiB in, 8 GiB out in its buffer: fits the HBM
+    assert exe.compile_report.memory.total == 2 * 8 * 2**30 and exe.compile_report.xla_memory["total"] <= 9 * 2**30
+
+
+@needs_libtpu
+def test_xla_tpus_own_figure_over_the_budget_is_refused():
+    prog = small(mi.tpu_mesh(TOPOLOGY, AXES))
+    exe = mi.compile(prog, layout="a:x")
+    estimate, compiled = exe.compile_report.memory.total, exe.compile_report.xla_memory["total"]
+    assert estimate == 512 and compiled == 8192  # (8, 128) tiles
+    line = _line() + 2
+    with pytest.raises(mi.MeshIRError) as e:
+        mi.compile(prog, layout="a:x", memory_budget="4KiB")  # the estimate fits; XLA:TPU's figure does not
+    assert str(e.value).startswith(f"{__file__}:{line}:"), str(e.value)
+    assert "compiled by XLA:TPU for 'v5e:2x4'" in str(e.value) and "8 KiB per device" in str(e.value)
+    assert "over the memory budget of 4 KiB" in str(e.value)
+
+
+@needs_libtpu
+@pytest.mark.parametrize("budget", [None, "100GiB"])
+def test_xla_tpus_own_out_of_hbm_is_a_located_error_naming_the_largest_tensors(budget):
+    prog = small(mi.tpu_mesh("v3:2x2", {"x": 8}), rows=8 * 2**21, cols=1024)  # 16 GiB: within the margin
+    line = _line() + 2
+    with pytest.raises(mi.MeshIRError) as e:
+        mi.compile(prog, layout="a:x", memory_budget=budget)
+    text = str(e.value)
+    assert text.startswith(f"{__file__}:{line}:"), text
+    assert "XLA:TPU cannot fit the program in the HBM of 'v3:2x2'" in text and "CompileTimeHbmOom" in text
+    assert "x: !mtf.tensor<a=16777216@x, b=1024@(), f32> (argument) 8 GiB per device" in text
 
 
 def test_a_tpu_mesh_without_libtpu_says_which_extra_to_install(monkeypatch):
@@ -199,3 +302,26 @@ def test_the_tpu_benchmark_writes_its_table(tmp_path):
     assert load_benchmark("tpu_compile").main(["--out", str(out)]) == 0
     rows = [line for line in out.read_text().splitlines() if line.startswith("| v")]
     assert len(rows) == 4 and all(line.split("|")[2] == line.split("|")[3] for line in rows)  # report == HLO
+
+
+@needs_libtpu
+def test_the_papers_benchmark_quick_run_compiles_both_sides_and_writes_its_tables(tmp_path):
+    from script_modules import load_benchmark
+
+    papers = load_benchmark("tpu_papers")
+    assert papers.main(str(tmp_path), quick=True) == 0
+    result = json.loads((tmp_path / "tpu_papers.json").read_text())
+    for record in result["papers"] + result["scaling"]:
+        for side in ("meshir", "jax"):
+            rec = record[side]
+            assert rec["status"] == "ok", rec
+            assert rec["xla_memory"]["total"] > 0 and rec["xla_cost"]["optimal_seconds"] > 0
+            assert "unknown_repeats" not in rec["collectives"]  # every loop's trip count was read
+        planned, compiled = record["meshir"]["planner_bytes_per_device"], record["meshir"]["collectives"]["bytes_per_device"]
+        if record.get("microbatches", 1) > 1:  # XLA:TPU sends less than MeshIR planned in the microbatch loop
+            assert 0 < compiled <= planned
+        else:
+            assert compiled == planned
+    assert result["refusal"]["meshir"]["status"] in ("refused", "compiled")
+    text = (tmp_path / "tpu_papers.md").read_text()
+    assert "## Targets" in text and "## Compile time from 8 to 2048 cores" in text and "| v3:4x4 | 32 |" in text

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import meshir as mi
+from meshir.transforms.analysis.memory_estimate import format_bytes
 from script_modules import load_benchmark
 
 MESH = mi.Mesh({"x": 4, "y": 2})
@@ -117,3 +118,27 @@ def test_budget_units_binary_and_decimal():
     assert memory_budget("1.5GB") == 1_500_000_000
     assert memory_budget("512MiB") == 512 * 2**20
     assert memory_budget(1024) == 1024 and memory_budget(None) is None
+
+
+def test_results_in_donated_buffers_count_once_against_the_budget():
+    """A train step's parameters and Adam state come back in their own buffers with
+    donate=True, so XLA holds them once: the budget check counts them once too."""
+    b, m, f = mi.Dim("batch", 32), mi.Dim("d_model", 64), mi.Dim("d_ff", 256)
+    with mi.Program("loss", MESH) as prog:
+        x, w1, w2 = prog.argument("x", [b, m]), prog.argument("w1", [m, f]), prog.argument("w2", [f, m])
+        y = mi.einsum(mi.relu(mi.einsum(x, w1, output=[b, f])), w2, output=[b, m])
+        prog.result(mi.reduce_sum(y * y, []), name="loss")
+    step = mi.train_step(prog, mi.Adam(1e-3), params=["w1", "w2"])
+    exe = mi.compile(step, layout={"batch": "x", "d_ff": "y"}, donate=True)
+    estimate = exe.compile_report.memory
+    donated = estimate.total - estimate.categories["results"] + 4  # all results but the 4-byte loss
+    xla = exe.compile_report.xla_memory["total"]
+    assert donated < estimate.total and abs(donated - xla) <= 0.25 * xla, (donated, estimate.total, xla)
+    budget = (donated + estimate.total) // 2
+    mi.compile(step, layout={"batch": "x", "d_ff": "y"}, donate=True, memory_budget=budget)
+    with pytest.raises(mi.MeshIRError) as e:
+        mi.compile(step, layout={"batch": "x", "d_ff": "y"}, memory_budget=budget)
+    assert f"over the memory budget of {format_bytes(budget)}" in str(e.value) and "donated" not in str(e.value)
+    with pytest.raises(mi.MeshIRError) as e:
+        mi.compile(step, layout={"batch": "x", "d_ff": "y"}, donate=True, memory_budget=donated - 1)
+    assert f"less {format_bytes(estimate.categories['results'] - 4)} of results in donated buffers" in str(e.value)

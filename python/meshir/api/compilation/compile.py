@@ -23,14 +23,14 @@ from meshir.dialect.signature import entry_function, signature
 from meshir.distributed.agreement import check_same_program
 from meshir.lowering.runtime import Executable, default_platform, ensure_cpu_devices
 from meshir.lowering.runtime.compile_only import CompileOnlyExecutable
-from meshir.lowering.runtime.tpu import is_compile_only
+from meshir.lowering.runtime.tpu import is_compile_only, topology_of
 from meshir.lowering.runtime.from_stablehlo import executable_from_stablehlo, is_lowered
 from meshir.transforms import PASSES, Pipeline
-from meshir.transforms.analysis.memory_estimate import format_bytes
 from meshir.transforms.passes.partition import partition_passes
 
 from meshir.api import _checks as checks
 from meshir.api.compilation.auto_layout import AutoLayout, auto_layout
+from meshir.api.compilation import memory_budget as budgets
 from meshir.api.compilation.compile_report import CompileReport
 from meshir.api.compilation.source import declared_source, source_passes
 
@@ -68,8 +68,11 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     its `partitioned_module` is the mtf module that was lowered (propagated only, in gspmd mode).
     `memory_budget`: bytes per device (an int, or text such as "16GiB", "512MiB", "1.5GB"):
     a program whose estimated memory per device (`exe.compile_report.memory`, from the
-    partitioned program before XLA compiles it) exceeds it is refused with a MeshIRError
-    listing the largest tensors per device and their layouts.
+    partitioned program before XLA compiles it; results in donated buffers counted once)
+    exceeds it is refused with a MeshIRError listing the largest tensors per device and their
+    layouts. On a TPU topology (`mi.tpu_mesh`) it defaults to the HBM per device; XLA:TPU's own
+    memory per device decides, and the estimate refuses only beyond twice the budget
+    (api/compilation/memory_budget.py).
     `strict`: a layout rule's mesh axes the mesh lacks are an error; by default they are
     ignored with one mi.MeshIRWarning, as Mesh-TensorFlow ignored them (T5's `ensemble`).
     """
@@ -115,13 +118,19 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     sig = signature(entry_function(partitioned, function))
     timings["meshir_passes_s"] = time.perf_counter() - start
     report = CompileReport(partitioned, mode, source, rules, model, function)
-    if budget is not None and not compile_only:  # a TPU target's budget is checked on XLA:TPU's own figure
-        _check_budget(report, budget)
+    limit, target = budgets.limit(budget, run_mesh.devices if compile_only else None)  # refused before XLA compiles
+    if limit is not None:
+        budgets.check_estimate(report, limit, budgets.donated_result_bytes(sig, donate, dict(run_mesh.axes)), target)
     check_same_program(checks.module_of(program_or_module, "the program to compile"),
                        lambda: f"{mode} {function} {run_mesh} [{rules}] {donate!r} {model!r} {budget}", module)
     start = time.perf_counter()
-    exe = (CompileOnlyExecutable if compile_only else Executable)(module, run_mesh, sig, mode=mode, report=report,
-                                                                 donate=donate)
+    try:
+        exe = (CompileOnlyExecutable if compile_only else Executable)(module, run_mesh, sig, mode=mode,
+                                                                     report=report, donate=donate)
+    except MeshIRError as e:
+        if compile_only and "RESOURCE_EXHAUSTED" in str(e):
+            raise budgets.out_of_hbm(e, report, topology_of(run_mesh.devices)) from None
+        raise
     timings["xla_compile_s"] = time.perf_counter() - start
     exe.compile_times = timings
     exe.pipeline = pipeline_text(passes)
@@ -131,7 +140,7 @@ def compile(program_or_module, layout: dict | None = None, mesh: Mesh | dict | N
     report.xla_memory = xla_memory(exe.memory_analysis())
     report.xla_cost = xla_cost(exe.cost_analysis())
     if compile_only and budget is not None:
-        _check_compiled_budget(report.xla_memory, budget, exe.topology)
+        budgets.check_compiled(report.xla_memory, budget, exe.topology)
     return exe
 
 
@@ -163,32 +172,6 @@ def xla_cost(cost) -> dict | None:
     if not cost:
         return None
     return {k.replace(" ", "_"): float(v) for k, v in cost.items() if isinstance(v, (int, float)) and "{" not in k}
-
-
-def _check_compiled_budget(memory: dict | None, budget: int, topology: str) -> None:
-    """Refuse a compile-only program whose compiled memory per device exceeds `budget`: on a
-    TPU target XLA's figure is the chip's, known before anything runs."""
-    if memory is None or memory["total"] <= budget:
-        return
-    parts = ", ".join(f"{k} {format_bytes(memory[k])}" for k in ("argument", "output", "temp", "alias"))
-    raise MeshIRError(
-        f"compiled by XLA:TPU for {topology!r}, the program needs {format_bytes(memory['total'])} per device "
-        f"({parts}), over the memory budget of {format_bytes(budget)}: split a large tensor's dims over more "
-        "mesh axes, or use a larger topology")
-
-
-def _check_budget(report, budget: int) -> None:
-    """Refuse the program when its estimated memory per device exceeds `budget`."""
-    estimate = report.memory
-    if estimate is None or estimate.total <= budget:
-        return
-    rows = [f"  {t.value}: {t.type} ({t.kind}) {format_bytes(t.bytes)} per device" for t in estimate.largest]
-    parts = ", ".join(f"{k.replace('_', ' ')} {format_bytes(v)}" for k, v in estimate.categories.items())
-    raise MeshIRError(
-        f"the program needs about {format_bytes(estimate.total)} per device ({parts}), over the memory budget "
-        f"of {format_bytes(budget)}; the largest tensors per device:\n" + "\n".join(rows) +
-        "\nsplit a large tensor's dims over more mesh axes (a layout rule such as {'d_ff': ('x', 'y')}), "
-        "or use a larger mesh")
 
 
 def pipeline_text(passes) -> str:
