@@ -48,7 +48,7 @@ REQUIRED_SLOTS = ("interpret", "lower", "vjp", "build")
 INTERNAL = "internal: created by passes, not by an mi function"
 
 #: One file per op family in every layer, named as the op classes' file in dialect/ops/.
-FAMILIES = ("collectives", "contraction", "creation", "cumulative", "dynamic", "elementwise", "indexing", "loops",
+FAMILIES = ("attention", "collectives", "contraction", "creation", "cumulative", "dynamic", "elementwise", "indexing", "loops",
             "selection", "shape")
 #: Each slot's package, and the files beyond its family files that register its rules.
 _PACKAGES = {

@@ -1,5 +1,6 @@
 """Python op classes of the `mtf` dialect, registered with MLIR on import."""
-from . import collectives, contraction, creation, cumulative, dynamic, elementwise, indexing, loops, selection, shape  # noqa: F401
+from . import attention, collectives, contraction, creation, cumulative, dynamic, elementwise, indexing, loops, selection, shape  # noqa: F401
+from .attention import DotProductAttentionGradOp, DotProductAttentionOp  # noqa: F401
 from .base import OP_CLASSES, MtfDialect, MtfOp, tensor_type_of  # noqa: F401
 from .collectives import (  # noqa: F401
     AllGatherOp,

@@ -22,6 +22,9 @@ from meshir.api.programs.program import Program, current_program
 from meshir.api.programs.tensor import Tensor
 
 # One function per op, by family
+from meshir.api.ops.attention import (
+    dot_product_attention,
+)
 from meshir.api.ops.collectives import (
     all_gather, all_reduce, all_slice, all_to_all, collective_permute, reduce_scatter, reshard,
     shard,

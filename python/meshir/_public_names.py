@@ -6,7 +6,7 @@ PUBLIC_NAMES = [
     "all_to_all", "argmax", "argmin", "auto_layout", "AutoLayout", "AxisLink", "broadcast", "calibrate", "Calibration", "categorical",
     "cast", "check_module", "CheckpointError", "Checkpoints", "collective_permute", "compile",
     "concat", "constant", "cos", "CostModel", "cross_entropy", "cumprod", "cumsum", "current_program", "custom_gradient",
-    "default_layout", "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
+    "default_layout", "DEVICE_KINDS", "DeviceKind", "Diagnostic", "Dim", "distributed", "div", "dot_product_attention", "dropout", "dynamic_slice", "dynamic_update_slice", "einsum",
     "equal", "erf", "exp", "explain", "export", "floor", "fold_in", "fori_loop", "gather", "gelu", "grad",
     "greater", "greater_equal", "hide_from_error_locations", "init_optimizer_state", "interpret", "iota", "jit", "layer_norm",
     "layout_table", "LayoutRules", "less", "less_equal", "load", "log", "log_softmax", "logistic",

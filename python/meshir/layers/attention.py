@@ -1,6 +1,8 @@
 """Multi-head dot-product attention on named dims, Mesh-TensorFlow's way: keys and values
-come from the memory with `length` renamed to `memory_length`, the logits live on
-[..., heads, length, memory_length], and the causal mask is built from two iotas.
+come from the memory with `length` renamed to `memory_length`, and one
+mi.dot_product_attention computes softmax(q·k)·v over [..., heads, length, memory_length]
+(causal: the last query lined up with the last key), blockwise by default: the weights are
+never held whole.
 
 Parameters (attention_params):
 
@@ -14,22 +16,19 @@ rules may split heads, kv_heads or both.
 """
 from __future__ import annotations
 
-import math
-
-from meshir.api.ops import composites
+from meshir.api.ops.attention import dot_product_attention
 from meshir.api.ops.contraction import einsum
-from meshir.api.ops.creation import constant, iota
-from meshir.api.ops.elementwise import less_equal, select
 from meshir.api.ops.shape import rename
 from meshir.api.programs.dims import Dim
+from meshir.dialect.ops.attention import MASK_VALUE as ATTENTION_MASK_VALUE
 
 from . import _checks as checks
 from ._sequence_parallel import pin, scatter
 
 __all__ = ["MASK_VALUE", "attention", "attention_params"]
 
-#: The bias of masked logits (exp underflows to 0; finite, so fully masked rows stay finite).
-MASK_VALUE = -1e9
+#: The logit of a hidden key (exp underflows to 0; finite, so fully masked rows stay finite).
+MASK_VALUE = ATTENTION_MASK_VALUE
 
 
 def attention_params(d_model: Dim, heads: Dim, d_k: Dim, kv_heads: Dim | None = None) -> dict[str, list[Dim]]:
@@ -47,7 +46,7 @@ def _dims(x, names) -> list[Dim]:
 
 def attention(x, p, *, causal: bool = True, memory=None, d_model: str = "d_model", length: str = "length",
               memory_length: str = "memory_length", heads: str = "heads", d_k: str = "d_k",
-              kv_heads: str | None = None, sequence_parallel: str | None = None):
+              kv_heads: str | None = None, sequence_parallel: str | None = None, implementation: str | None = None):
     """Attention of the queries of x [..., length, d_model] over `memory` [..., length,
     d_model] (default: x itself; self-attention), returning [..., length, d_model].
 
@@ -56,7 +55,7 @@ def attention(x, p, *, causal: bool = True, memory=None, d_model: str = "d_model
     `sequence_parallel`: the mesh axis that splits the model dims and, between layers,
     `length` (Megatron's sequence parallelism): the matmuls' activations are pinned whole
     along the sequence and split along heads, and the output projection is reduce-scattered
-    onto `length`."""
+    onto `length`. `implementation`: mi.dot_product_attention's (blockwise by default)."""
     layer = "meshir.layers.attention"
     p = checks.params(p, ["wq", "wk", "wv", "wo"], layer)
     checks.tensor(x, layer, "the input")
@@ -86,13 +85,8 @@ def attention(x, p, *, causal: bool = True, memory=None, d_model: str = "d_model
     xm = rename(source, length, memory_length)
     key = pin(einsum(xm, p["wk"], output=[*batch, mem, *kv, k]), sp, memory_length, kv_heads or heads)
     value = pin(einsum(xm, p["wv"], output=[*batch, mem, *kv, k]), sp, memory_length, kv_heads or heads)
-    logits = einsum(q, key, output=[*batch, *qh, l, mem]) * (1.0 / math.sqrt(k.size))
-    if causal:
-        query_pos = iota([l, mem], length)
-        memory_pos = iota([l, mem], memory_length)
-        bias = select(less_equal(memory_pos, query_pos), constant(0.0, [l, mem]), MASK_VALUE)
-        logits = logits + bias
-    weights = composites.softmax(logits, memory_length)
-    o = pin(einsum(weights, value, output=[*batch, l, *qh, k]), sp, length, heads)
+    o = dot_product_attention(q, key, value, query_length=length, key_length=memory_length, key_dim=d_k,
+                              causal=causal, implementation=implementation)
+    o = pin(o, sp, length, heads)
     m = Dim(d_model, checks.size(x, d_model))
     return scatter(einsum(o, p["wo"], output=[*batch, l, m]), sp, length)

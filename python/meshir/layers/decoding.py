@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from meshir.api.ops import composites
+from meshir.api.ops.attention import dot_product_attention
 from meshir.api.ops.contraction import einsum, reduce_sum
 from meshir.api.ops.creation import constant, iota
 from meshir.api.ops.dynamic import dynamic_update_slice
@@ -23,7 +24,6 @@ from meshir.api.ops.shape import rename, reshape, transpose
 from meshir.api.programs.dims import Dim
 
 from . import _checks as checks
-from .attention import MASK_VALUE
 
 __all__ = ["cache_dims", "cached_attention", "choose", "beam_step", "length_penalty", "reorder"]
 
@@ -40,7 +40,8 @@ def cached_attention(x, p, cache, position, valid=None, *, d_model: str = "d_mod
     """Causal multi-head attention of one new token per row over the cache: its key and value
     are written at `position` along `memory_length` (mi.dynamic_update_slice: each device
     writes its part; with the cache donated, in place), and it attends to the slots
-    <= position that `valid` allows. Returns (output [..., d_model], the updated cache)."""
+    <= position that `valid` allows (mi.dot_product_attention with a mask: one query row
+    against the cache). Returns (output [..., d_model], the updated cache)."""
     layer = "meshir.layers.cached_attention"
     p = checks.params(p, ["wq", "wk", "wv", "wo"], layer)
     checks.tensor(x, layer, "the input")
@@ -59,12 +60,13 @@ def cached_attention(x, p, cache, position, valid=None, *, d_model: str = "d_mod
     new_v = reshape(einsum(x, p["wv"], output=[*rows, h, k]), [*rows, h, one, k])
     keys = dynamic_update_slice(keys, memory_length, position, new_k)
     values = dynamic_update_slice(values, memory_length, position, new_v)
-    logits = einsum(q, keys, output=[*rows, h, mem]) * (1.0 / math.sqrt(k.size))
-    logits = logits + select(less_equal(iota([mem], memory_length), position), constant(0.0, [mem]), MASK_VALUE)
-    if valid is not None:  # a second bias: a masked slot's logit only gets lower
-        logits = logits + select(valid, constant(0.0, valid.dims), MASK_VALUE)
-    weights = composites.softmax(logits, memory_length)
-    o = einsum(weights, values, output=[*rows, h, k])
+    seen = less_equal(iota([mem], memory_length), position)
+    if valid is not None:
+        seen = select(valid, seen, constant(False, valid.dims, "i1"))
+    query = Dim("query" if "query" not in x.names else "new_query", 1)  # the one new token, as a query length
+    o = dot_product_attention(reshape(q, [*rows, h, query, k]), keys, values, query_length=query.name,
+                              key_length=memory_length, key_dim=d_k, mask=seen)
+    o = reshape(o, [*rows, h, k])
     return einsum(o, p["wo"], output=[*rows, Dim(d_model, checks.size(x, d_model))]), (keys, values)
 
 

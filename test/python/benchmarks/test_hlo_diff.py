@@ -34,7 +34,7 @@ def test_summary_counts_opcodes_fusions_roots_dots_and_collectives():
     assert s["collectives"] == {"all-reduce f32[8,8]{1,0} groups 4x2": 1}
 
 
-def test_lm_step_tiny_size_compares_and_has_no_extra_plain_dots(capsys):
+def test_lm_step_tiny_size_compares_and_has_no_extra_plain_dots_but_the_recomputed_attention(capsys):
     hlo_diff = load("hlo_diff")
     assert hlo_diff.main(["--size", "tiny", "--all"]) == 0
     out = capsys.readouterr().out
@@ -42,5 +42,9 @@ def test_lm_step_tiny_size_compares_and_has_no_extra_plain_dots(capsys):
         assert heading in out
     exe, compiled = hlo_diff.compile_both("tiny")
     meshir, jax_ = hlo_diff.summary(exe.compiled_hlo_text()), hlo_diff.summary(compiled.as_text())
-    assert sum(meshir["dots"].values()) <= sum(jax_["dots"].values())
+    # The attention gradient recomputes q·k (docs/attention.md): one dot per layer jax.jit, which
+    # saves the weights from the forward, does not have.
+    recomputed = sum(line.startswith("gradient") for line in exe.compile_report.attention)
+    assert recomputed >= 1
+    assert sum(meshir["dots"].values()) <= sum(jax_["dots"].values()) + recomputed
     assert meshir["collective_summary"]["bytes_per_device"] < jax_["collective_summary"]["bytes_per_device"]

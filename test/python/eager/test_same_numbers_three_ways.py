@@ -48,6 +48,7 @@ _FAMILY_OPS = {
     "dynamic": "dynamic_slice dynamic_update_slice",
     "selection": "top_k argmax argmin",
     "cumulative": "cumsum cumprod",
+    "attention": "dot_product_attention",
     "sampling": "dropout categorical",
     "layout": "shard all_gather all_slice all_to_all collective_permute",
     "composite": "softmax log_softmax layer_norm cross_entropy gelu mean",
@@ -60,7 +61,7 @@ SAMPLE = {
     "select": "select", "contraction": "einsum_3_operands", "reduction": "reduce_sum_output",
     "shape": "reshape_merge", "window": "concat_pending_sum", "creation": "constant_dense",
     "random": "random_uniform_seed_operand", "indexing": "gather", "dynamic": "dynamic_slices",
-    "selection": "top_k", "cumulative": "cumsum_cumprod", "sampling": "categorical", "layout": "all_to_all",
+    "selection": "top_k", "cumulative": "cumsum_cumprod", "attention": "dot_product_attention", "sampling": "categorical", "layout": "all_to_all",
     "composite": "layer_norm", "passthrough": "passthrough",
 }
 

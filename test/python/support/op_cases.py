@@ -324,6 +324,15 @@ case("cumsum_cumprod", "cumsum cumprod", [f32("x", [B, D], "nan"), Arg("n", (B, 
                       mi.cumprod(x * 0.1 + 1.0, "d", reverse=True), mi.cumprod(x * 0.1 + 1.0, "b", exclusive=True),
                       mi.cumsum(n, "s", reverse=True), mi.cumprod(n, "s", exclusive=True)),
      split=("d", "b", "s"), tol=SUM)
+# Attention: blockwise (4 blocks of keys) and causal, and the einsum-softmax-einsum form with a
+# bias, along split batch, heads, query and key lengths (the key length is gathered).
+case("dot_product_attention", "dot_product_attention",
+     [f32("q", [B, S, H, K]), f32("kv", [B, N, H, K]), f32("bias", [H, S, N])],
+     lambda m, q, kv, bias: (mi.dot_product_attention(q, kv, kv * 0.5, query_length="s", key_length="n", key_dim="k",
+                                                      causal=True, block_size=4),
+                             mi.dot_product_attention(q, kv, kv, query_length="s", key_length="n", key_dim="k",
+                                                      bias=bias, implementation="xla")),
+     split=("b", "h", "s", "n"), tol=SUM)
 # Sampling: the same samples under every layout (a fixed and a runtime seed).
 case("categorical", "categorical", [f32("logits", [B, C]), _seed],
      lambda m, logits, seed: (mi.categorical(logits, "c", 11), mi.categorical(logits, "c", seed, temperature=0.5)),

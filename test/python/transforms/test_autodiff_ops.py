@@ -147,6 +147,12 @@ CASES = [
          lambda x: mi.cumsum(x, "c", reverse=True) * mi.cumprod(x, "c", exclusive=True),
          lambda x: jax.lax.cumsum(x, axis=1, reverse=True)
          * jnp.concatenate([jnp.ones_like(x[:, :1]), jax.lax.cumprod(x, axis=1)[:, :-1]], axis=1)),
+    Case("dot_product_attention", [arg("q", "abc"), arg("k", "avc"), arg("v", "avc"), arg("bias", "bv")],
+         lambda q, k, v, bias: mi.dot_product_attention(q, k, v, query_length="b", key_length="v", key_dim="c",
+                                                        causal=True, bias=bias, block_size=2),
+         lambda q, k, v, bias: jnp.einsum("abv,avc->abc", jax.nn.softmax(jnp.where(
+             jnp.arange(5)[None, :] <= jnp.arange(3)[:, None] + 2,
+             jnp.einsum("abc,avc->abv", q, k) / 2.0 + bias, -1e9), axis=-1), v)),
     Case("dynamic_slices", [arg("x", "ac")],
          lambda x: mi.dynamic_update_slice(x, "c", 1, mi.dynamic_slice(x, "c", 2, 2) * 3.0) * x,
          lambda x: jax.lax.dynamic_update_slice_in_dim(x, jax.lax.dynamic_slice_in_dim(x, 2, 2, axis=1) * 3.0, 1,

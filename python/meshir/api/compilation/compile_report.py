@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meshir.dialect.diagnostics import format_location
 from meshir.dialect.modes import EXPLICIT
+from meshir.dialect.ops import DotProductAttentionGradOp, DotProductAttentionOp
+from meshir.dialect.signature import defined_functions
+from meshir.dialect.walk import ops_within
 from meshir.dialect.tensor_type import format_axes
 from meshir.transforms.collectives.records import CollectiveRecord, collective_ops, collectives_of  # noqa: F401
 from meshir.transforms.analysis.cost_model import BYTES
@@ -52,6 +56,23 @@ class CompileReport:
         return collectives_of(self.partitioned_module)
 
     @property
+    def attention(self) -> list[str]:
+        """The form each attention op (and gradient) got, one line each, in program order:
+        where, "blockwise" with its keys per block and blocks, or "xla" (einsum, softmax, einsum)."""
+        lines = []
+        for fn in defined_functions(self.partitioned_module):
+            for op in ops_within(fn.regions[0].blocks[0]):
+                if not isinstance(op, (DotProductAttentionOp, DotProductAttentionGradOp)):
+                    continue
+                keys = op.operand_types[1].size(op.attr("key_length"))
+                block = min(op.attr("block_size"), keys)
+                form = ("xla (einsum, softmax, einsum)" if op.attr("implementation") == "xla" else
+                        f"blockwise, {block} keys per block, {-(-keys // block)} blocks")
+                kind = "gradient" if isinstance(op, DotProductAttentionGradOp) else "attention"
+                lines.append(f"{kind} at {format_location(op.location)}: {form}")
+        return lines
+
+    @property
     def bytes_by_element_type(self) -> dict[str, int]:
         """Bytes one call sends per device, by the element type moved (what a precision
         policy's `compute` and `reduce` types cost)."""
@@ -82,6 +103,8 @@ class CompileReport:
             by_type = self.bytes_by_element_type
             split = f" ({', '.join(f'{t} {n}' for t, n in by_type.items())})" if len(by_type) > 1 else ""
             lines.append(f"  total bytes sent per device: {self.total_bytes_per_device}{split}")
+        if self.attention:
+            lines += ["", "attention:", *(f"  {line}" for line in self.attention)]
         estimate = self.memory
         if estimate is not None:
             lines += ["", "memory per device (MeshIR's estimate, before XLA):"]
