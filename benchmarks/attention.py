@@ -412,6 +412,12 @@ def _unmasked_note(series: list) -> str:
                    f"{harness.fmt_bytes(causal)} causal.")
 
 
+
+def _section(title: str, text: str) -> list[str]:
+    """A table section's heading, text and the header of its per-contender table."""
+    return ["", f"## {title}", "", text, "", "| dtype | causal | L | " + " | ".join(f"`{n}`" for n in CONTENDERS) + " |",
+            "|---|---|---:|" + "---:|" * len(CONTENDERS)]
+
 def markdown(meta: dict, cfg: dict, record: dict) -> str:
     q = " --quick" if meta["quick"] else ""
     b, h, d = cfg["batch"], cfg["heads"], cfg["d_k"]
@@ -456,11 +462,9 @@ def markdown(meta: dict, cfg: dict, record: dict) -> str:
                     cell += f" ({c['ratio_to_naive']:.2f}×)"
                 cells.append(cell if c.get("status") == "ok" else c.get("status", "—"))
             lines.append(f"| {s['dtype']} | {str(s['causal']).lower()} | {r['length']} | " + " | ".join(cells) + " |")
-    lines += ["", "## Temporaries per device (XLA's memory analysis)", "",
-              "`temp` of the compiled step per device; in brackets MeshIR's share of `jax_naive`'s. "
-              "Lengths beyond the timed ones are compiled only.", "",
-              "| dtype | causal | L | " + " | ".join(f"`{n}`" for n in CONTENDERS) + " |",
-              "|---|---|---:|" + "---:|" * len(CONTENDERS)]
+    lines += _section("Temporaries per device (XLA's memory analysis)",
+                      "`temp` of the compiled step per device; in brackets MeshIR's share of `jax_naive`'s. "
+                      "Lengths beyond the timed ones are compiled only.")
     for s in series:
         for r in s["rows"]:
             naive = _get(r, BASELINE, "temp")
@@ -475,12 +479,10 @@ def markdown(meta: dict, cfg: dict, record: dict) -> str:
                     cell += f" ({c['temp'] / naive:.3f}×)"
                 cells.append(cell)
             lines.append(f"| {s['dtype']} | {str(s['causal']).lower()} | {r['length']} | " + " | ".join(cells) + " |")
-    lines += ["", "## Peak RSS over the first step", "",
-              "Growth of the process's peak resident set over its resident set just before the warm-up step "
-              "(free heap pages given back by malloc_trim, then the peak reset through /proc/self/clear_refs), "
-              "for the whole process (all 8 devices).", "",
-              "| dtype | causal | L | " + " | ".join(f"`{n}`" for n in CONTENDERS) + " |",
-              "|---|---|---:|" + "---:|" * len(CONTENDERS)]
+    lines += _section("Peak RSS over the first step",
+                      "Growth of the process's peak resident set over its resident set just before the warm-up "
+                      "step (free heap pages given back by malloc_trim, then the peak reset through "
+                      "/proc/self/clear_refs), for the whole process (all 8 devices).")
     for s in series:
         for r in s["rows"]:
             if r["timed"]:

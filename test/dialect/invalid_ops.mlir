@@ -959,3 +959,30 @@ func.func @dynamic_update_slice_other_dim_differs(%a: !mtf.tensor<b=4, v=8, f32>
   %0 = "mtf.dynamic_update_slice"(%a, %u, %s) {dim = "v"} : (!mtf.tensor<b=4, v=8, f32>, !mtf.tensor<b=2, v=1, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=4, v=8, f32>
   return
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @attention_keys_and_values_of_two_lengths(%q: !mtf.tensor<l=4, d=8, f32>, %k: !mtf.tensor<m=6, d=8, f32>, %v: !mtf.tensor<m=5, d=8, f32>) {
+  // expected-error @+1 {{'mtf.dot_product_attention' op dimension 'm' has sizes 6 and 5 among the query, key and value}}
+  %0 = "mtf.dot_product_attention"(%q, %k, %v) {query_length = "l", key_length = "m", key_dim = "d", value_dim = "d", scale = 1.0 : f64} : (!mtf.tensor<l=4, d=8, f32>, !mtf.tensor<m=6, d=8, f32>, !mtf.tensor<m=5, d=8, f32>) -> !mtf.tensor<l=4, d=8, f32>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @attention_mask_on_a_dim_the_weights_lack(%q: !mtf.tensor<l=4, d=8, f32>, %k: !mtf.tensor<m=6, d=8, f32>, %mask: !mtf.tensor<m=6, d=8, i1>) {
+  // expected-error @+1 {{'mtf.dot_product_attention' op the mask !mtf.tensor<m=6, d=8, i1> has dims [d] the weights lack (weights: [l, m])}}
+  %0 = "mtf.dot_product_attention"(%q, %k, %k, %mask) {query_length = "l", key_length = "m", key_dim = "d", value_dim = "d", scale = 1.0 : f64, has_mask = true} : (!mtf.tensor<l=4, d=8, f32>, !mtf.tensor<m=6, d=8, f32>, !mtf.tensor<m=6, d=8, f32>, !mtf.tensor<m=6, d=8, i1>) -> !mtf.tensor<l=4, d=8, f32>
+  return
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @attention_scale_zero(%q: !mtf.tensor<l=4, d=8, f32>, %k: !mtf.tensor<m=6, d=8, f32>) {
+  // expected-error @+1 {{'mtf.dot_product_attention' op scale must be a finite non-zero number, got 0.0}}
+  %0 = "mtf.dot_product_attention"(%q, %k, %k) {query_length = "l", key_length = "m", key_dim = "d", value_dim = "d", scale = 0.0 : f64} : (!mtf.tensor<l=4, d=8, f32>, !mtf.tensor<m=6, d=8, f32>, !mtf.tensor<m=6, d=8, f32>) -> !mtf.tensor<l=4, d=8, f32>
+  return
+}

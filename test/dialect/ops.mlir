@@ -219,6 +219,15 @@ func.func @cumulative_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>) {
   return
 }
 
+// CHECK-LABEL: func.func @attention_ops
+func.func @attention_ops(%q: !mtf.tensor<b=8@x, l=16, d=4, f32>, %k: !mtf.tensor<b=8@x, m=32, d=4, f32>, %mask: !mtf.tensor<l=16, m=32, i1>) {
+  // CHECK: "mtf.dot_product_attention"(%arg0, %arg1, %arg1, %arg2) {causal = true, has_mask = true, key_dim = "d", key_length = "m", query_length = "l", scale = 5.000000e-01 : f64, value_dim = "d"} : (!mtf.tensor<b=8@x, l=16, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<l=16, m=32, i1>) -> !mtf.tensor<b=8@x, l=16, d=4, f32>
+  %0 = "mtf.dot_product_attention"(%q, %k, %k, %mask) {query_length = "l", key_length = "m", key_dim = "d", value_dim = "d", causal = true, scale = 0.5 : f64, has_mask = true} : (!mtf.tensor<b=8@x, l=16, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<l=16, m=32, i1>) -> !mtf.tensor<b=8@x, l=16, d=4, f32>
+  // CHECK: "mtf.dot_product_attention_grad"(%arg0, %arg1, %arg1, %0, %0) {block_size = 8 : i64, key_dim = "d", key_length = "m", query_length = "l", scale = 5.000000e-01 : f64, value_dim = "d"} : ({{.*}}) -> (!mtf.tensor<b=8@x, l=16, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>)
+  %1:3 = "mtf.dot_product_attention_grad"(%q, %k, %k, %0, %0) {query_length = "l", key_length = "m", key_dim = "d", value_dim = "d", scale = 0.5 : f64, block_size = 8 : i64} : (!mtf.tensor<b=8@x, l=16, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<b=8@x, l=16, d=4, f32>, !mtf.tensor<b=8@x, l=16, d=4, f32>) -> (!mtf.tensor<b=8@x, l=16, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>, !mtf.tensor<b=8@x, m=32, d=4, f32>)
+  return
+}
+
 // CHECK-LABEL: func.func @dynamic_window_ops
 func.func @dynamic_window_ops(%x: !mtf.tensor<b=8@x, v=100@y, f32>, %u: !mtf.tensor<b=8@x, v=1, f32>, %s: !mtf.tensor<i32>) {
   // CHECK: "mtf.dynamic_slice"(%arg0, %arg2) {dim = "v"} : (!mtf.tensor<b=8@x, v=100@y, f32>, !mtf.tensor<i32>) -> !mtf.tensor<b=8@x, v=3, f32>
