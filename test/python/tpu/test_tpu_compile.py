@@ -318,7 +318,10 @@ def test_the_papers_benchmark_quick_run_compiles_both_sides_and_writes_its_table
             assert rec["xla_memory"]["total"] > 0 and rec["xla_cost"]["optimal_seconds"] > 0
             assert "unknown_repeats" not in rec["collectives"]  # every loop's trip count was read
         planned, compiled = record["meshir"]["planner_bytes_per_device"], record["meshir"]["collectives"]["bytes_per_device"]
-        if record.get("microbatches", 1) > 1:  # XLA:TPU sends less than MeshIR planned in the microbatch loop
+        # XLA:TPU sends less than MeshIR planned in the microbatch loop, and where the model-parallel
+        # layout splits d_k (mi.dot_product_attention gathers q, k, v whole; XLA shares the forward's
+        # gathers with the gradient's)
+        if record.get("microbatches", 1) > 1 or record.get("layout") == "model-parallel":
             assert 0 < compiled <= planned
         else:
             assert compiled == planned

@@ -21,7 +21,7 @@ from meshir.lowering.runtime.tpu import hbm_per_device, topology_of
 from meshir.transforms.analysis.memory_estimate import format_bytes, shard_bytes
 
 #: On the papers' training steps (benchmarks/results/tpu_papers.md) MeshIR's estimate came out
-#: 1.09-1.49 times XLA:TPU's memory per device; a program whose estimate is within twice the
+#: 1.07-1.45 times XLA:TPU's memory per device; a program whose estimate is within twice the
 #: budget is left to XLA:TPU's own figure.
 TPU_ESTIMATE_MARGIN = 2.0
 
