@@ -56,7 +56,7 @@ class _Attention:
         self.block = min(op.attr("block_size"), self.M) if blockwise else self.M
         self.blocks = -(-self.M // self.block)
         pad = self.blocks * self.block - self.M
-        self.k, self.v = (_pad_keys(b, x, self.nb, pad, 0.0) for x in (k, v))
+        self.k, self.v = (_pad_along(b, x, self.nb, pad, 0.0) for x in (k, v))
         self.scale, self.causal = op.attr("scale"), op.attr("causal")
         axes = p.split_axes(q_t, q_t.index(self.length))
         offset = hlo.binary(b, "multiply", block_index(b, p.mesh, axes), hlo.constant(b, self.L, INDEX))
@@ -161,10 +161,6 @@ def _pad_along(b, x: Local, axis: int, amount: int, value) -> Local:
     if not amount:
         return x
     return hlo.pad(b, x, hlo.constant(b, value, x.elem), axis, 0, amount)
-
-
-def _pad_keys(b, x: Local, nb: int, amount: int, value) -> Local:
-    return _pad_along(b, x, nb, amount, value)
 
 
 def _blocks(a: _Attention, carried: list[Local], step) -> list[Local]:
