@@ -421,19 +421,16 @@ def jax_row(m: Model, row: Row, cfg, topology: str | None = None) -> dict:
 
     import jax_baselines
     import measure
+    import meshir as mi
     from lm import model
+    from meshir.api.compilation.compile import xla_cost
 
     rules = m.layouts[row.layout]
     axes = data_axes(rules)
     if (row.shard_update or row.shard_params) and not axes:
         return {"status": "n/a", "note": "the layout has no data-parallel axis to shard the update over"}
     try:
-        if topology is None:
-            jmesh = jax_baselines.jax_mesh(m.mesh)
-        else:
-            import meshir as mi
-
-            jmesh = mi.tpu_mesh(topology, m.mesh)
+        jmesh = jax_baselines.jax_mesh(m.mesh) if topology is None else mi.tpu_mesh(topology, m.mesh)
         dims = model.param_dims(cfg, stacked=True)
         model_specs = {n: [rules.get(d.name) for d in ds] for n, ds in dims.items()}
         split_specs = {n: zero_spec(ds, rules, m.mesh, axes) for n, ds in dims.items()} if axes else model_specs
@@ -463,8 +460,6 @@ def jax_row(m: Model, row: Row, cfg, topology: str | None = None) -> dict:
         mem = measure.memory_per_device(compiled.memory_analysis())
         if mem is not None:
             mem["total"] = mem["argument"] + mem["output"] + mem["temp"] - mem["alias"]
-        from meshir.api.compilation.compile import xla_cost
-
         out = {"status": "ok", "lower_s": lower_s, "xla_compile_s": compile_s, "xla_memory": mem,
                "xla_cost": xla_cost(compiled.cost_analysis()), "collectives": collectives(compiled.as_text())}
         if mem is None:

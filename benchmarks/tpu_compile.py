@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="with --papers: reduced sizes, results/quick/")
     args = parser.parse_args(argv)
     if args.papers:
-        import tpu_papers
+        import tpu_papers  # only here: it loads paper_scale and the LM example, which the FFN does not need
 
         return tpu_papers.main(args.out, args.quick)
     args.out = args.out or str(HERE / "results" / "tpu_compile.md")

@@ -139,11 +139,16 @@ def paper_rows(quick: bool, log) -> list[dict]:
     return out
 
 
-def scaling_rows(quick: bool, log) -> list[dict]:
-    """The same step on more and more cores: compile wall time on each side."""
+def scaling_config(quick: bool):
+    """The model.Config of the compile-scaling step (--quick: the quick 4.9B stand-in's)."""
     from lm import model
 
-    cfg = model.Config(**SCALING_CONFIG) if not quick else model.Config(**ps.QUICK_MODELS["4.9B"].config)
+    return model.Config(**(ps.QUICK_MODELS["4.9B"].config if quick else SCALING_CONFIG))
+
+
+def scaling_rows(quick: bool, log) -> list[dict]:
+    """The same step on more and more cores: compile wall time on each side."""
+    cfg = scaling_config(quick)
     out = []
     for topology, n in (QUICK_SCALING if quick else SCALING):
         m = _sized(ps.MODELS["4.9B"], {"x": n // 8, "y": 8}, cfg.to_dict())
@@ -403,14 +408,10 @@ def markdown(result: dict) -> str:
         "",
         *refusal_lines(result["refusal"]),
         "",
-        *result.get("notes", []),
-        "",
     ])
 
 
 def main(out=None, quick: bool = False) -> int:
-    import jax
-
     from meshir.lowering.runtime import tpu
 
     out = harness.results_dir(out, quick)
@@ -420,20 +421,14 @@ def main(out=None, quick: bool = False) -> int:
     refused = refusal(quick)
     print(f"  refusal: meshir {refused['meshir']['status']} in {refused['meshir']['wall_s']:.1f} s; "
           f"jax {refused['jax']['status']} in {refused['jax']['wall_s']:.1f} s")
-    from lm import model
-
-    scaling_config = (model.Config(**SCALING_CONFIG) if not quick else model.Config(**ps.QUICK_MODELS["4.9B"].config))
     result = {"meta": {**harness.machine(), "libtpu": tpu.libtpu_version(), "quick": quick,
-                       "run_s": time.perf_counter() - began, "jax": jax.__version__},
+                       "run_s": time.perf_counter() - began},
               "papers": papers, "scaling": scaling, "refusal": refused,
-              "scaling_config": {k: v for k, v in scaling_config.to_dict().items() if k in SCALING_CONFIG},
-              "notes": NOTES}
+              "scaling_config": {k: v for k, v in scaling_config(quick).to_dict().items() if k in SCALING_CONFIG}}
     harness.write_report(out, "tpu_papers", result, markdown(result))
     print((out / "tpu_papers.md").read_text())
     return 0
 
-
-NOTES: list[str] = []
 
 
 if __name__ == "__main__":

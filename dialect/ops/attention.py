@@ -57,6 +57,13 @@ class _AttentionOp(MtfOp):
                 index += 1
         return None
 
+    def key_blocks(self) -> tuple[int, int]:
+        """(keys per block, blocks) of the lowering: `block_size` keys per block, the last one
+        padded, blockwise; every key in one block for "xla"."""
+        keys = self.operand_types[1].size(self.attr("key_length"))
+        block = min(self.attr("block_size"), keys) if self.attr("implementation") == "blockwise" else keys
+        return block, -(-keys // block)
+
     def weight_names(self, q: TensorType) -> list[str]:
         """The dims of the weights: q's batch dims, the query length and the key length."""
         key_dim, length = self.attr("key_dim"), self.attr("query_length")

@@ -327,7 +327,7 @@ def computation_repeats(hlo_text: str) -> dict[str, int | None]:
     else `inferred_trip_count`), None when neither is known; any other callee its caller's
     count; summed over the call sites."""
     calls: dict[str, list[tuple[str, int | None]]] = {}  # callee -> [(caller, factor)]
-    tables, roots = _instruction_tables(hlo_text)
+    tables: tuple[dict, dict] | None = None  # parsed on the first loop without a recorded count
     entry, computation = None, ""
     for line in hlo_text.splitlines():
         m = _COMPUTATION.match(line)
@@ -342,7 +342,8 @@ def computation_repeats(hlo_text: str) -> dict[str, int | None]:
         is_while = re.search(r"\swhile\(", line) is not None
         count = int(trip.group(1)) if trip else None
         if is_while and count is None and (m := _INSTR.match(line)):
-            count = inferred_trip_count(tables, roots, computation, m.group(1))
+            tables = tables or _instruction_tables(hlo_text)
+            count = inferred_trip_count(*tables, computation, m.group(1))
         for key, callee in _CALLEE.findall(line):
             factor = count if is_while and key in ("body", "condition") else 1
             calls.setdefault(callee, []).append((computation, factor))

@@ -51,10 +51,8 @@ class _Attention:
         self.nb = len(self.batch)
         k, v = (_broadcast(b, x, t.names, names, self.q.shape[:self.nb], elem)
                 for x, t, names in ((values[1], k_t, self.k_names), (values[2], v_t, self.v_names)))
-        self.L, self.M = self.q.shape[-2], k.shape[-2]
-        blockwise = op.attr("implementation") == "blockwise"
-        self.block = min(op.attr("block_size"), self.M) if blockwise else self.M
-        self.blocks = -(-self.M // self.block)
+        self.L, self.M = self.q.shape[-2], k.shape[-2]  # the key length is whole: local = global
+        self.block, self.blocks = op.key_blocks()
         pad = self.blocks * self.block - self.M
         self.k, self.v = (_pad_along(b, x, self.nb, pad, 0.0) for x in (k, v))
         self.scale, self.causal = op.attr("scale"), op.attr("causal")
@@ -90,22 +88,26 @@ class _Attention:
                 x, names, own = self.extras[r]
                 self.extras[r] = (rest.pop(0), names, own)
 
-    def key_block(self, x: Local, i: Local) -> Local:
-        """Block `i` of keys of a canonical [batch..., key, d] array."""
+    def block_starts(self, i: Local, rank: int, axis: int) -> list[Local]:
+        """The start indices of key block `i` in an array of `rank` whose keys are on `axis`."""
         zero = hlo.constant(self.b, 0, INDEX)
         start = hlo.binary(self.b, "multiply", i, hlo.constant(self.b, self.block, INDEX))
-        starts = [zero] * self.nb + [start, zero]
-        return hlo.dynamic_slice(self.b, x, starts, (*x.shape[:self.nb], self.block, x.shape[-1]))
+        return [start if a == axis else zero for a in range(rank)]
+
+    def block_of(self, x: Local, i: Local, axis: int) -> Local:
+        """Key block `i` of `x`, whose keys are on `axis`."""
+        sizes = tuple(self.block if a == axis else n for a, n in enumerate(x.shape))
+        return hlo.dynamic_slice(self.b, x, self.block_starts(i, x.rank, axis), sizes)
+
+    def key_block(self, x: Local, i: Local) -> Local:
+        """Block `i` of keys of a canonical [batch..., key, d] array."""
+        return self.block_of(x, i, self.nb)
 
     def _extra_block(self, role: str, i: Local) -> Local:
         """The mask or bias of block `i`, broadcast to [batch..., query, block]."""
         b, (x, names, _) = self.b, self.extras[role]
         if self.keys in names:
-            axis = names.index(self.keys)
-            start = hlo.binary(b, "multiply", i, hlo.constant(b, self.block, INDEX))
-            zero = hlo.constant(b, 0, INDEX)
-            sizes = tuple(self.block if a == axis else n for a, n in enumerate(x.shape))
-            x = hlo.dynamic_slice(b, x, [start if a == axis else zero for a in range(x.rank)], sizes)
+            x = self.block_of(x, i, names.index(self.keys))
         shape = (*self.q.shape[:-1], self.block)
         return hlo.broadcast_in_dim(b, x, shape, [self.weights.index(n) for n in names])
 
@@ -117,9 +119,9 @@ class _Attention:
         s = hlo.binary(b, "multiply", s, hlo.splat_like(b, self.scale, s))
         if "bias" in self.extras:
             s = hlo.binary(b, "add", s, self._extra_block("bias", i))
+        start = self.block_starts(i, 1, 0)[0]
         pos = hlo.binary(b, "add", hlo.iota(b, (self.L, self.block), 1, INDEX),
-                         hlo.scalar_to(b, hlo.binary(b, "multiply", i, hlo.constant(b, self.block, INDEX)),
-                                       (self.L, self.block)))
+                         hlo.scalar_to(b, start, (self.L, self.block)))
         rows = list(range(nb, nb + 2))
         seen = None
         if self.causal:
@@ -278,9 +280,7 @@ def dot_product_attention_grad(p: FunctionLowering, op) -> list[Local]:
         ds_scaled = hlo.binary(b, "multiply", ds, scale)
         dq = hlo.binary(b, "add", dq, dot_general(b, ds_scaled, k_block, batch, [(nb + 1, nb)]))
         dk_block = dot_general(b, ds_scaled, a.q, batch, [(nb, nb)])
-        zero = hlo.constant(b, 0, INDEX)
-        start = hlo.binary(b, "multiply", i, hlo.constant(b, a.block, INDEX))
-        at = [zero] * nb + [start, zero]
+        at = a.block_starts(i, dk.rank, nb)
         dk = hlo.dynamic_update_slice(b, dk, dk_block, at) if a.blocks > 1 else dk_block
         dv = hlo.dynamic_update_slice(b, dv, dv_block, at) if a.blocks > 1 else dv_block
         out = [dq, dk, dv]
@@ -288,8 +288,7 @@ def dot_product_attention_grad(p: FunctionLowering, op) -> list[Local]:
             _, names, _ = bias
             piece = hlo.reduce(b, ds, [d for d, n in enumerate(a.weights) if n not in names], "sum")
             if a.keys in names:
-                axis = names.index(a.keys)
-                starts = [start if d == axis else zero for d in range(piece.rank)]
+                starts = a.block_starts(i, piece.rank, names.index(a.keys))
                 dbias = hlo.dynamic_update_slice(b, dbias, piece, starts) if a.blocks > 1 else piece
             else:
                 dbias = hlo.binary(b, "add", dbias, piece)

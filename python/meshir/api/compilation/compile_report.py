@@ -64,10 +64,9 @@ class CompileReport:
             for op in ops_within(fn.regions[0].blocks[0]):
                 if not isinstance(op, (DotProductAttentionOp, DotProductAttentionGradOp)):
                     continue
-                keys = op.operand_types[1].size(op.attr("key_length"))
-                block = min(op.attr("block_size"), keys)
+                block, blocks = op.key_blocks()
                 form = ("xla (einsum, softmax, einsum)" if op.attr("implementation") == "xla" else
-                        f"blockwise, {block} keys per block, {-(-keys // block)} blocks")
+                        f"blockwise, {block} keys per block, {blocks} blocks")
                 kind = "gradient" if isinstance(op, DotProductAttentionGradOp) else "attention"
                 lines.append(f"{kind} at {format_location(op.location)}: {form}")
         return lines

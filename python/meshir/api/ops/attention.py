@@ -60,8 +60,6 @@ def dot_product_attention(q: Tensor, k: Tensor, v: Tensor, *, query_length="leng
              "implementation": impl,
              "block_size": DEFAULT_BLOCK_SIZE if block_size is None else checks.integer(block_size, f"block_size of {what}", 1),
              "has_mask": mask is not None, "has_bias": bias is not None}
-    if attrs["scale"] == 0:
-        raise located_error(f"scale of {what} must be non-zero, got {scale!r}", MeshIRValueError)
     extras = [checks.tensor(t, f"the {role} of {what}") for t, role in ((mask, "mask"), (bias, "bias")) if t is not None]
     return build(DotProductAttentionOp, None, [q, k, v, *extras], attrs)
 
